@@ -1,0 +1,3 @@
+from locktune.cli import main
+
+main()

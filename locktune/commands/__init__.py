@@ -1,0 +1,1 @@
+"""One module per `locktune` subcommand; each exposes a click command named `command`."""

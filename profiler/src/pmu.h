@@ -1,0 +1,36 @@
+/*
+ * pmu.h - can this process count hardware cache misses?  (libpfm4 + perf_event_open)
+ *
+ * libpfm4 decides from CPUID whether a PMU is "present"; only a real perf_event_open tells
+ * whether the kernel exposes it (virtual machines often do not).  lt_pmu_probe() does both
+ * and classifies a failure into a reason a person can act on.
+ */
+#ifndef LT_PMU_H
+#define LT_PMU_H
+
+#include <stdint.h>
+
+struct lt_pmu_probe {
+    int available;      /* 1: the event opened and counted */
+    char event[128];    /* event name that was tried (libpfm4 syntax) */
+    char pfm_pmu[64];   /* libpfm4's name of the core PMU it detected, or "" */
+    char encoding[256]; /* libpfm4's fully qualified encoding, or "" */
+    uint32_t type;      /* perf_event_attr.type / .config from libpfm4 */
+    uint64_t config;
+    int pfm_error;         /* libpfm4 error code (0 = success) */
+    int open_errno;        /* errno of perf_event_open (0 = success) */
+    uint64_t sample_count; /* events counted over a small memory walk, when available */
+    char reason[256];      /* empty when available */
+};
+
+/* Default event for this CPU (documented table in pmu.c); never NULL. */
+const char *lt_pmu_default_event(void);
+
+/* Probe `event` (NULL: the default).  With `walk`, also count over an 8 MiB memory walk
+ * (p->sample_count).  Returns 0 when the probe ran (see p->available). */
+int lt_pmu_probe(const char *event, int walk, struct lt_pmu_probe *p);
+
+/* libpfm4 version as "major.minor" of the API the library reports. */
+const char *lt_pmu_libpfm_version(void);
+
+#endif

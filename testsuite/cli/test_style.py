@@ -1,0 +1,45 @@
+"""One style, applied: ruff for Python, clang-format (.clang-format) for C and C++."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def tracked(*patterns: str) -> list[str]:
+    res = subprocess.run(["git", "ls-files", *patterns], cwd=ROOT, capture_output=True, text=True)
+    if res.returncode != 0:
+        pytest.skip("not a git checkout")
+    return res.stdout.split()
+
+
+# Inputs and expected outputs of the rewriter and the semantic patches keep the shapes (and
+# the styles) real code has: they are test data, not our code.
+TEST_DATA = ("testsuite/cocci/", "testsuite/rewrite/")
+
+
+def test_python_format_and_lint():
+    files = [f for f in tracked("*.py", "scripts/enable-deb-src") if not f.startswith(TEST_DATA)]
+    ruff = [sys.executable, "-m", "ruff"]
+    fmt = subprocess.run(
+        [*ruff, "format", "--check", *files], cwd=ROOT, capture_output=True, text=True
+    )
+    assert fmt.returncode == 0, fmt.stdout + fmt.stderr
+    lint = subprocess.run([*ruff, "check", *files], cwd=ROOT, capture_output=True, text=True)
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+
+
+def test_c_format():
+    clang_format = shutil.which("clang-format")
+    assert clang_format, "clang-format is installed by scripts/bootstrap"
+    files = [f for f in tracked("*.c", "*.h", "*.cpp") if not f.startswith(TEST_DATA)]
+    res = subprocess.run(
+        [clang_format, "--dry-run", "--Werror", *files], cwd=ROOT, capture_output=True, text=True
+    )
+    assert res.returncode == 0, res.stderr[:4000]
