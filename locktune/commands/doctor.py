@@ -19,6 +19,7 @@ import click
 
 from locktune import __version__, native
 from locktune.errors import LocktuneError
+from locktune.machine import cpu_info
 from locktune.ui import table
 
 
@@ -29,28 +30,6 @@ def _first_line(cmd: list[str]) -> str | None:
         return None
     text = (out.stdout or out.stderr).strip()
     return text.splitlines()[0] if text else None
-
-
-def cpu_info() -> dict:
-    model, flags = None, set()
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                key, _, value = line.partition(":")
-                key = key.strip()
-                if key == "model name" and model is None:
-                    model = value.strip()
-                elif key == "flags" and not flags:
-                    flags = set(value.split())
-    except OSError:
-        pass
-    return {
-        "model": model or platform.processor() or "unknown",
-        "count": os.cpu_count(),
-        "usable": len(os.sched_getaffinity(0)),
-        "invariant_tsc": {"constant_tsc", "nonstop_tsc"} <= flags,
-        "hypervisor": "hypervisor" in flags,
-    }
 
 
 def toolchain() -> dict:

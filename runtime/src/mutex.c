@@ -9,6 +9,15 @@
 #include <string.h>
 
 #include "algo.h"
+#include "config.h"
+
+/* The algorithm configured for a site, or the default. */
+static const struct lt_algo *site_algo(int site)
+{
+    const struct lt_site_config *c = lt_config_site(site);
+    const struct lt_algo *a = c ? lt_algo_find(c->algorithm) : NULL;
+    return a ? a : lt_algo_default();
+}
 
 static const struct lt_algo *bind(lt_mutex_t *m)
 {
@@ -16,7 +25,7 @@ static const struct lt_algo *bind(lt_mutex_t *m)
     const struct lt_algo *a = __atomic_load_n((const struct lt_algo **)&m->_ops, __ATOMIC_ACQUIRE);
     if (__builtin_expect(a != NULL, 1))
         return a;
-    a = lt_algo_default();
+    a = site_algo(m->_site);
     const struct lt_algo *expected = NULL;
     /* Statically initialised: the initialiser already is the algorithm's zero state for
      * posix; other algorithms initialise before publication.  Only one thread publishes. */
@@ -31,7 +40,7 @@ int lt_mutex_init(lt_mutex_t *m, const pthread_mutexattr_t *attr, int site)
     (void)attr;
     memset(m, 0, sizeof *m);
     m->_site = site;
-    const struct lt_algo *a = lt_algo_default();
+    const struct lt_algo *a = site_algo(site);
     int r = a->init(m);
     if (r == 0)
         __atomic_store_n((const struct lt_algo **)&m->_ops, a, __ATOMIC_RELEASE);
