@@ -22,8 +22,7 @@ LT_API void lt_config_register(const struct lt_site_config *sites, unsigned coun
         if (table_sizes[i] == count && memcmp(tables[i], sites, count * sizeof *sites) == 0)
             return; /* the same header included by another translation unit */
     if (ntables == MAX_TABLES) {
-        fprintf(stderr, "locktune: more than %d locktune_config.h tables registered\n",
-                MAX_TABLES);
+        fprintf(stderr, "locktune: more than %d locktune_config.h tables registered\n", MAX_TABLES);
         abort();
     }
     tables[ntables] = sites;
