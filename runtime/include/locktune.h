@@ -81,6 +81,16 @@ LT_API int lt_mutex_unlock(lt_mutex_t *m);
  * Depending on the lock's algorithm it runs locally, on a combiner or on an RCL server. */
 typedef void *(*lt_cs_fn)(void *ctx);
 LT_API void *lt_execute(lt_mutex_t *m, lt_cs_fn fn, void *ctx);
+/* lt_execute with hints the rewriter derives from the section's code (flags may be 0):
+ *   LT_EXEC_ON_CALLER  the section depends on its thread's identity (thread-local variables,
+ *                      pthread_self()): it must run on the calling thread, never be shipped
+ *   LT_EXEC_MAY_WAIT   the section may call lt_cond_wait/lt_cond_timedwait: a combiner must
+ *                      not block in it on another thread's behalf */
+enum {
+    LT_EXEC_ON_CALLER = 1u << 0,
+    LT_EXEC_MAY_WAIT = 1u << 1,
+};
+LT_API void *lt_execute_ex(lt_mutex_t *m, lt_cs_fn fn, void *ctx, unsigned flags);
 /* Like lt_execute, but returns EBUSY without running fn when m is not immediately free. */
 LT_API int lt_execute_trylock(lt_mutex_t *m, lt_cs_fn fn, void *ctx, void **result);
 

@@ -75,15 +75,20 @@ int lt_mutex_unlock(lt_mutex_t *m)
     return bind(m)->unlock(m);
 }
 
-void *lt_execute(lt_mutex_t *m, lt_cs_fn fn, void *ctx)
+void *lt_execute_ex(lt_mutex_t *m, lt_cs_fn fn, void *ctx, unsigned flags)
 {
     const struct lt_algo *a = bind(m);
-    if (a->execute)
+    if (a->execute && !(flags & (LT_EXEC_ON_CALLER | LT_EXEC_MAY_WAIT)))
         return a->execute(m, fn, ctx);
     a->lock(m);
     void *r = fn(ctx);
     a->unlock(m);
     return r;
+}
+
+void *lt_execute(lt_mutex_t *m, lt_cs_fn fn, void *ctx)
+{
+    return lt_execute_ex(m, fn, ctx, 0);
 }
 
 int lt_execute_trylock(lt_mutex_t *m, lt_cs_fn fn, void *ctx, void **result)

@@ -30,8 +30,11 @@ static void *worker(void *arg)
 {
     (void)arg;
     for (int i = 0; i < ITERS; i++) {
-        if (i & 1) {
+        if (i % 3 == 1) {
             CHECK(lt_execute(&lock, cs, (void *)(intptr_t)1) == (void *)(intptr_t)1);
+        } else if (i % 3 == 2) {
+            unsigned flags = (i & 4) ? LT_EXEC_ON_CALLER : LT_EXEC_MAY_WAIT;
+            CHECK(lt_execute_ex(&lock, cs, (void *)(intptr_t)1, flags) == (void *)(intptr_t)1);
         } else {
             CHECK_EQ(lt_mutex_lock(&lock), 0);
             cs((void *)(intptr_t)1);
