@@ -1,0 +1,98 @@
+"""The recommendation rules and the calibration's threshold derivation, on crafted figures
+(pure functions: every rule of docs/profiler.md is exercised, and every answer is a runtime
+registry name)."""
+
+from __future__ import annotations
+
+import pytest
+
+from locktune.commands.calibrate import derive
+from locktune.profiler.recommend import ALGORITHMS, DEFAULTS, recommend
+
+
+def site(**kw):
+    base = {
+        "kind": "mutex",
+        "attributes": [],
+        "cs_percent": 40.0,
+        "contention_percent": 30.0,
+        "cond_waits": 0,
+        "trylock_failures": 0,
+        "misses_per_cs": None,
+        "locality_estimate": {"extra_ns_per_cs": None},
+    }
+    base.update(kw)
+    return base
+
+
+BIG = {"usable_cpus": 16, "max_threads": 8}
+SMALL = {"usable_cpus": 2, "max_threads": 2}
+OVER = {"usable_cpus": 2, "max_threads": 8}
+
+CASES = [
+    ("rwlock kept", site(kind="rwlock"), BIG, "posix"),
+    ("spinlock kept", site(kind="spinlock"), BIG, "posix"),
+    ("process-shared", site(attributes=["process-shared"]), BIG, "posix"),
+    ("robust", site(attributes=["robust"]), BIG, "posix"),
+    ("cold", site(cs_percent=3.0), BIG, "posix"),
+    ("hot but uncontended", site(contention_percent=1.0), BIG, "posix"),
+    ("oversubscribed", site(contention_percent=20.0), OVER, "shfl-block"),
+    ("oversubscribed, most wait", site(contention_percent=80.0), OVER, "mcscr"),
+    ("very hot, many CPUs", site(cs_percent=75.0), BIG, "rcl"),
+    ("poor locality (counters)", site(misses_per_cs=12.0), BIG, "rcl"),
+    (
+        "poor locality (estimate)",
+        site(locality_estimate={"extra_ns_per_cs": 900.0}),
+        BIG,
+        "rcl",
+    ),
+    ("very hot, 2 CPUs", site(cs_percent=75.0), SMALL, "ccsynch"),
+    ("very hot, 2 CPUs, condvars", site(cs_percent=75.0, cond_waits=10), SMALL, "shfl"),
+    ("contended, good locality", site(misses_per_cs=1.0), BIG, "shfl"),
+]
+
+
+@pytest.mark.parametrize("name,s,machine,expected", CASES, ids=[c[0] for c in CASES])
+def test_rules(name, s, machine, expected):
+    r = recommend(s, machine, DEFAULTS)
+    assert r["algorithm"] == expected, r
+    assert r["algorithm"] in ALGORITHMS and r["reason"]
+
+
+def test_no_upper_threshold_means_no_rcl_for_heat_alone():
+    t = dict(DEFAULTS, upper_cs_percent=None)
+    assert recommend(site(cs_percent=95.0), BIG, t)["algorithm"] == "shfl"
+
+
+def points(pairs, rcl=None):
+    out = []
+    for i, (delay, pct, ns) in enumerate(pairs):
+        out.append(
+            {
+                "delay": delay,
+                "cs_percent": pct,
+                "cs_ns_per_acquisition": ns,
+                "rcl_ratio": None if rcl is None else rcl[i],
+            }
+        )
+    return out
+
+
+def test_derive_lower_and_upper():
+    sweep = points(
+        [(100, 90.0, 5000), (1000, 70.0, 2500), (10000, 30.0, 900), (100000, 5.0, 400)],
+        rcl=[1.8, 1.1, 0.7, 0.5],
+    )
+    d = derive(sweep, 200.0)
+    v = d["values"]
+    assert v["lower_cs_percent"] == 30.0  # 900 > 2 x 400 at delay 10000
+    assert v["upper_cs_percent"] == 70.0  # RCL still wins at delay 1000
+    assert v["locality_poor_ns"] == DEFAULTS["misses_poor"] * 100.0
+    assert "10000" in d["why"]["lower_cs_percent"]
+
+
+def test_derive_when_rcl_never_wins():
+    sweep = points([(100, 90.0, 5000), (100000, 5.0, 400)], rcl=[0.4, 0.3])
+    v = derive(sweep, None)["values"]
+    assert v["upper_cs_percent"] is None
+    assert v["locality_poor_ns"] == DEFAULTS["locality_poor_ns"]
