@@ -307,6 +307,7 @@ def build(
             "timeouts": sl["timeouts"],
             "read_acquisitions": sl["read_acquisitions"],
             "wait_ns": round(_ns(sl["wait"], hz)),
+            "wait_percent": round(100.0 * sl["wait"] / sl["cs"], 3) if sl["cs"] else 0.0,
             "hold_ns": round(_ns(sl["hold"], hz)),
             "cs_ns": round(cs_ns),
             "cs_percent": round(100.0 * cs_ns / thread_ns, 3) if thread_ns else 0.0,

@@ -29,7 +29,8 @@ DEFAULTS = {
     # beats every other lock above 60% (digest-rcl.md §5.4, Fig. 7).
     "lower_cs_percent": 15.0,
     "upper_cs_percent": 60.0,
-    # Below this share of contended acquisitions a hot lock is held, not fought over.
+    # Below this contention (share of acquisitions that waited, or of the critical-section
+    # time spent waiting, whichever is larger) a hot lock is held, not fought over.
     "min_contention_percent": 5.0,
     # Poor locality: hardware misses per critical section (paper §5.4.4: below ~5, RCL rarely
     # reduces misses), or, without counters, the software estimate of the extra hold time a
@@ -39,8 +40,8 @@ DEFAULTS = {
     "locality_poor_ns": 300.0,
     # RCL dedicates a core to its server: not worth it below this many usable CPUs.
     "rcl_min_cpus": 4,
-    # Share of contended acquisitions above which oversubscribed waiters are culled
-    # (Malthusian lock) rather than merely parked (blocking ShflLock).
+    # Contention above which oversubscribed waiters are culled (Malthusian lock) rather than
+    # merely parked (blocking ShflLock).
     "cull_contention_percent": 50.0,
 }
 
@@ -87,9 +88,12 @@ def recommend(site: dict, machine: dict, t: dict) -> dict:
 
     `machine`: {"usable_cpus": int, "max_threads": int}; `t`: threshold values."""
     cs = site.get("cs_percent") or 0.0
-    contention = site.get("contention_percent") or 0.0
+    # Contention: the share of acquisitions that waited, or of the section time spent waiting,
+    # whichever is larger (a few long waits behind a preempted holder are contention too).
+    contention = max(site.get("contention_percent") or 0.0, site.get("wait_percent") or 0.0)
     cpus = machine.get("usable_cpus") or 1
-    threads = machine.get("max_threads") or 1
+    # Threads that compete for this lock: those that used it, at most those alive at once.
+    threads = min(site.get("threads") or 1, machine.get("max_threads") or 1)
     attrs = set(site.get("attributes") or [])
 
     def out(algorithm: str, reason: str) -> dict:
@@ -112,8 +116,8 @@ def recommend(site: dict, machine: dict, t: dict) -> dict:
     if contention < t["min_contention_percent"]:
         return out(
             "posix",
-            f"{_pct(cs)} of thread time but only {_pct(contention)} of acquisitions contended: "
-            "the time is spent holding it, and a faster lock would not shorten that",
+            f"{_pct(cs)} of thread time but little contention ({_pct(contention)}): the time "
+            "is spent holding it, and a faster lock would not shorten that",
         )
 
     misses = site.get("misses_per_cs")
@@ -135,14 +139,14 @@ def recommend(site: dict, machine: dict, t: dict) -> dict:
         if contention >= t["cull_contention_percent"]:
             return out(
                 "mcscr",
-                f"{threads} threads on {cpus} CPUs and {_pct(contention)} of acquisitions wait: "
-                "a Malthusian lock parks the surplus waiters and hands off within a small "
+                f"{threads} threads on {cpus} CPUs and contention {_pct(contention)}: a "
+                "Malthusian lock parks the surplus waiters and hands off within a small "
                 "active set",
             )
         return out(
             "shfl-block",
             f"{threads} threads on {cpus} CPUs: waiters must sleep, not spin; a blocking "
-            f"ShflLock ({_pct(cs)} of thread time, {_pct(contention)} contended)",
+            f"ShflLock ({_pct(cs)} of thread time, contention {_pct(contention)})",
         )
     if very_hot or poor:
         why = (
@@ -168,7 +172,7 @@ def recommend(site: dict, machine: dict, t: dict) -> dict:
         )
     return out(
         "shfl",
-        f"contended ({_pct(cs)} of thread time, {_pct(contention)} of acquisitions wait) with "
+        f"contended ({_pct(cs)} of thread time, contention {_pct(contention)}) with "
         f"{'good' if est is not None or misses is not None else 'unmeasured'} locality: "
         "ShflLock (queue lock with a fast path)",
     )

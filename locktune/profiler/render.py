@@ -23,6 +23,8 @@ def rerank(profile: dict, thresholds: dict) -> list[dict]:
     sites = []
     for lock in profile.get("locks", []):
         s = dict(lock)
+        if "wait_percent" not in s and s.get("cs_ns"):
+            s["wait_percent"] = 100.0 * (s.get("wait_ns") or 0) / s["cs_ns"]
         s["recommendation"] = rec.recommend(s, machine, thresholds["values"])
         sites.append(s)
     sites.sort(key=lambda e: (-(e.get("cs_percent") or 0), -(e.get("acquisitions") or 0)))
