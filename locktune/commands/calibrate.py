@@ -4,9 +4,12 @@ The paper (digest-rcl.md §5.4) runs its lock microbenchmark with the POSIX lock
 profiler, sweeping the delay between critical sections, and reads two points off the curve:
 
 - lower threshold: the %-of-time-in-critical-sections at the delay where the POSIX lock
-  *collapses* (here: where the mean critical section, acquire and release included, first
-  takes more than COLLAPSE_FACTOR times what it takes at the longest delay, i.e. the lock
-  wait dominates);
+  *collapses*: here, the longest delay at which waiting for the lock takes COLLAPSE_WAIT
+  percent or more of the critical-section time (acquire + hold + release), i.e. acquiring
+  costs more than the section itself, and at least COLLAPSE_CONTENDED percent of the
+  acquisitions wait (a few long waits behind a preempted holder are not a collapse).  The
+  mean section length alone is no signal: at long delays the section runs with cold caches.
+  When it never collapses in the sweep, the hottest point's share;
 - upper threshold: the % at the longest delay where RCL beats the POSIX lock (throughput of
   `--lock lt --algo rcl --mode execute` >= that of `--lock pthread`, both unprofiled, RCL
   with one thread fewer since its server takes a core).  When RCL never wins on this machine
@@ -33,7 +36,8 @@ from locktune.profiler import analyze, raw
 from locktune.profiler import recommend as rec
 from locktune.profiler import run as runner
 
-COLLAPSE_FACTOR = 2.0
+COLLAPSE_WAIT = 50.0
+COLLAPSE_CONTENDED = 10.0
 DELAYS = [100, 300, 1000, 3000, 10000, 30000, 100000, 300000, 1000000]
 QUICK_DELAYS = [100, 3000, 100000, 1000000]
 
@@ -104,7 +108,7 @@ def _profiled(cmd: list[str], clock: dict, limits: dict, timeout: float) -> tupl
     return doc, prof
 
 
-def _interpolate_percent(points: list[dict], delay: float) -> float:
+def _percent_at(points: list[dict], delay: float) -> float:
     return next(p["cs_percent"] for p in points if p["delay"] == delay)
 
 
@@ -112,14 +116,18 @@ def derive(points: list[dict], round_trip_ns: float | None) -> dict:
     """Thresholds from the sweep (points sorted by delay, ascending)."""
     values = dict(rec.DEFAULTS)
     why = {}
-    base = points[-1]["cs_ns_per_acquisition"]
-    collapsed = [p for p in points if p["cs_ns_per_acquisition"] > COLLAPSE_FACTOR * base]
+    collapsed = [
+        p
+        for p in points
+        if p["wait_percent"] >= COLLAPSE_WAIT and p["contention_percent"] >= COLLAPSE_CONTENDED
+    ]
     if collapsed:
         at = max(p["delay"] for p in collapsed)
-        values["lower_cs_percent"] = round(_interpolate_percent(points, at), 1)
+        values["lower_cs_percent"] = round(_percent_at(points, at), 1)
         why["lower_cs_percent"] = (
-            f"the POSIX mutex collapses at a delay of {at} cycles (mean section "
-            f"{COLLAPSE_FACTOR:g}x its uncontended length)"
+            f"the POSIX mutex collapses at a delay of {at} cycles (waiting takes "
+            f"{COLLAPSE_WAIT:g}% or more of the critical-section time, and "
+            f"{COLLAPSE_CONTENDED:g}% or more of the acquisitions wait)"
         )
     else:
         values["lower_cs_percent"] = round(points[0]["cs_percent"], 1)
@@ -127,7 +135,7 @@ def derive(points: list[dict], round_trip_ns: float | None) -> dict:
     wins = [p for p in points if p.get("rcl_ratio") is not None and p["rcl_ratio"] >= 1.0]
     if wins:
         at = max(p["delay"] for p in wins)
-        values["upper_cs_percent"] = round(_interpolate_percent(points, at), 1)
+        values["upper_cs_percent"] = round(_percent_at(points, at), 1)
         why["upper_cs_percent"] = f"RCL beats the POSIX mutex up to a delay of {at} cycles"
     else:
         values["upper_cs_percent"] = None
@@ -157,7 +165,8 @@ def derive(points: list[dict], round_trip_ns: float | None) -> dict:
     "--threads",
     type=click.IntRange(min=2),
     metavar="N",
-    help="Benchmark threads.  [default: every usable CPU, as the paper does]",
+    help="Benchmark threads.  [default: every usable CPU, as the paper does; more threads "
+    "than CPUs measure preemption rather than the lock]",
 )
 @click.option(
     "--duration",
@@ -232,6 +241,7 @@ def command(
             "cs_percent": hottest["cs_percent"],
             "cs_ns_per_acquisition": hottest["cs_ns"] / hottest["acquisitions"],
             "contention_percent": hottest["contention_percent"],
+            "wait_percent": hottest["wait_percent"],
             "pthread_ops_s": _throughput(plain, "pthread run"),
             "rcl_ops_s": None,
             "rcl_ratio": None,
@@ -259,7 +269,8 @@ def command(
             "threads": threads,
             "lines": lines,
             "duration_s": duration,
-            "collapse_factor": COLLAPSE_FACTOR,
+            "collapse_wait_percent": COLLAPSE_WAIT,
+            "collapse_contended_percent": COLLAPSE_CONTENDED,
             "round_trip_ns": rt,
             "why": derived["why"],
             "rcl_error": rcl_error,
@@ -278,6 +289,7 @@ def command(
             f"{p['cs_percent']:.1f}%",
             f"{p['cs_ns_per_acquisition']:.0f}",
             f"{p['contention_percent']:.1f}%",
+            f"{p['wait_percent']:.1f}%",
             f"{p['pthread_ops_s'] / 1e6:.2f}",
             "-" if p["rcl_ratio"] is None else f"{p['rcl_ratio']:.2f}",
         ]
@@ -285,9 +297,17 @@ def command(
     ]
     click.echo(
         ui.table(
-            ["delay", "in CS", "ns/section", "contended", "pthread Mops/s", "rcl/pthread"],
+            [
+                "delay",
+                "in CS",
+                "ns/section",
+                "contended",
+                "waiting",
+                "pthread Mops/s",
+                "rcl/pthread",
+            ],
             rows,
-            "rrrrrr",
+            "rrrrrrr",
         )
     )
     v = derived["values"]

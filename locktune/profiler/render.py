@@ -80,6 +80,18 @@ def summary_lines(profile: dict, thresholds: dict) -> list[str]:
         f"({(totals.get('thread_ns') or 0) / 1e9:.2f} s) inside critical sections, "
         f"{totals.get('sites', 0)} lock sites",
     ]
+    clock = meta.get("clock") or {}
+    timing = meta.get("timing") or {}
+    if clock:
+        line = f"clock        {clock.get('source', '?').upper()}"
+        if clock.get("hz") and clock.get("source") == "tsc":
+            line += f" {clock['hz'] / 1e9:.2f} GHz"
+        if clock.get("ordo_boundary_ns") is not None:
+            line += f"; cores' clocks agree within {clock['ordo_boundary_ns']:.0f} ns (Ordo)"
+        period = timing.get("sample_period")
+        if period and period > 1:
+            line += f"; short uncontended sections timed 1 in {period}, counts exact"
+        lines.append(line)
     pmu = meta.get("pmu") or {}
     if pmu.get("available"):
         lines.append(f"counters     {pmu.get('event')}: misses per critical section measured")

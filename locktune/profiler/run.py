@@ -121,10 +121,13 @@ def run(
     capture: bool = False,
     timeout: float | None = None,
     sample: int = 16,
+    stdin=None,
+    stdout=None,
 ) -> RunResult:
     """Run argv with the profiler preloaded; raw files go to raw_dir (a new temporary
     directory when None).  capture=True collects the program's standard output instead of
-    passing it through; `timeout` kills it (SIGKILL) after that many seconds."""
+    passing it through; `timeout` kills it (SIGKILL) after that many seconds.  stdin and
+    stdout (without capture) are handed to subprocess.Popen as they are."""
     lib = native.profiler_library()
     if not lib.exists():
         raise LocktuneError(f"{lib}: missing; rebuild with `pip install .`")
@@ -142,7 +145,11 @@ def run(
     start = time.monotonic_ns()
     try:
         proc = subprocess.Popen(
-            argv, env=child_env, stdout=subprocess.PIPE if capture else None, text=capture
+            argv,
+            env=child_env,
+            stdin=stdin,
+            stdout=subprocess.PIPE if capture else stdout,
+            text=capture,
         )
     except OSError as e:
         raise LocktuneError(f"{argv[0]}: cannot run: {e.strerror}") from e

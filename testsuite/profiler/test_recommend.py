@@ -70,12 +70,13 @@ def test_no_upper_threshold_means_no_rcl_for_heat_alone():
 
 def points(pairs, rcl=None):
     out = []
-    for i, (delay, pct, ns) in enumerate(pairs):
+    for i, (delay, pct, wait) in enumerate(pairs):
         out.append(
             {
                 "delay": delay,
                 "cs_percent": pct,
-                "cs_ns_per_acquisition": ns,
+                "wait_percent": wait,
+                "contention_percent": 30.0 if wait > 10 else 1.0,
                 "rcl_ratio": None if rcl is None else rcl[i],
             }
         )
@@ -84,19 +85,22 @@ def points(pairs, rcl=None):
 
 def test_derive_lower_and_upper():
     sweep = points(
-        [(100, 90.0, 5000), (1000, 70.0, 2500), (10000, 30.0, 900), (100000, 5.0, 400)],
+        [(100, 90.0, 95.0), (1000, 70.0, 80.0), (10000, 30.0, 55.0), (100000, 5.0, 2.0)],
         rcl=[1.8, 1.1, 0.7, 0.5],
     )
     d = derive(sweep, 200.0)
     v = d["values"]
-    assert v["lower_cs_percent"] == 30.0  # 900 > 2 x 400 at delay 10000
+    assert v["lower_cs_percent"] == 30.0  # waiting is 55% of the sections at delay 10000
     assert v["upper_cs_percent"] == 70.0  # RCL still wins at delay 1000
     assert v["locality_poor_ns"] == DEFAULTS["misses_poor"] * 100.0
     assert "10000" in d["why"]["lower_cs_percent"]
 
 
-def test_derive_when_rcl_never_wins():
-    sweep = points([(100, 90.0, 5000), (100000, 5.0, 400)], rcl=[0.4, 0.3])
-    v = derive(sweep, None)["values"]
+def test_derive_when_rcl_never_wins_nor_posix_collapses():
+    sweep = points([(100, 40.0, 20.0), (100000, 5.0, 1.0)], rcl=[0.4, 0.3])
+    sweep[1].update(wait_percent=80.0, contention_percent=0.5)  # preemption, not collapse
+    d = derive(sweep, None)
+    v = d["values"]
     assert v["upper_cs_percent"] is None
+    assert v["lower_cs_percent"] == 40.0 and "never collapsed" in d["why"]["lower_cs_percent"]
     assert v["locality_poor_ns"] == DEFAULTS["locality_poor_ns"]
