@@ -342,7 +342,7 @@ def build(
     notes = []
     exe_debug = Module(profile.exe).has_debug_info
     debug.setdefault(profile.exe, exe_debug)
-    if not exe_debug:
+    if not exe_debug and any(e["site"]["file"] is None for e in locks):
         notes.append(
             f"{profile.exe} has no debug information: its sites are shown as symbol+offset; "
             "rebuild it with -g for file:line"

@@ -249,6 +249,14 @@ def _parse(path: Path, buf) -> RawProfile:
 
 
 def read_dir(directory: Path) -> list[RawProfile]:
-    """Every raw file in `directory`, oldest process first."""
-    files = sorted(Path(directory).glob("*.ltraw"), key=lambda p: p.stat().st_mtime_ns)
-    return [read(p) for p in files]
+    """Every raw file in `directory`, in the order the processes (or exec'd images) began."""
+
+    def image(p: Path) -> int:  # <pid>-<n>.ltraw: n-th image of that process
+        try:
+            return int(p.stem.rsplit("-", 1)[1])
+        except (IndexError, ValueError):
+            return 0
+
+    profiles = [read(p) for p in Path(directory).glob("*.ltraw")]
+    profiles.sort(key=lambda r: (r.header["start_real_ns"], r.pid, image(r.path)))
+    return profiles

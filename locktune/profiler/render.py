@@ -153,6 +153,8 @@ def text(profile: dict, thresholds: dict, top: int | None) -> str:
             "rlllrrrrrrl",
         )
     )
+    if not sites:
+        out.append("(the program used no pthread lock)")
     if len(shown) < len(sites):
         out.append(f"({len(sites) - len(shown)} more sites; --top to show more)")
     out.append("")

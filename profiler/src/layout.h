@@ -28,7 +28,10 @@
  * thread, for all of them where those first ones held the lock LT_LONG_TICKS or more on
  * average (then two TSC reads cost little, and preemptions inside long sections make a
  * sample noisy), and otherwise for a random 1 in header.sample_period of the uncontended
- * ones (two TSC reads cost more than the whole uncontended lock/unlock pair).  slot.timed counts
+ * ones (two TSC reads cost more than the whole uncontended lock/unlock pair).  A random
+ * sample that lasts LT_OUTLIER_TICKS or more was preempted or interrupted: it counts as
+ * measured, not as a sample, and from then on the thread times every section of that site
+ * (a preemption scaled by the sampling period would swamp the estimate).  slot.timed counts
  * the measured acquisitions, timed_free those picked at random; the reader estimates the others
  * from the random ones alone (the always-timed first ones are not a fair sample: cold caches, page
  * faults): cs = cs + (acquisitions - timed) * cs_free / timed_free. Likewise for the outermost
@@ -48,8 +51,9 @@
 #define LT_SLOTS_PER_CHUNK 64
 #define LT_CHUNKS          (LT_MAX_SITES / LT_SLOTS_PER_CHUNK)
 #define LT_ARENA_SIZE      (64u << 20)
-#define LT_EXACT_FIRST     256  /* acquisitions per thread and site always timed */
-#define LT_LONG_TICKS      1000 /* mean hold above which a site is always timed */
+#define LT_EXACT_FIRST     256   /* acquisitions per thread and site always timed */
+#define LT_LONG_TICKS      1000  /* mean hold above which a site is always timed */
+#define LT_OUTLIER_TICKS   50000 /* a sampled short section this long was interrupted */
 
 /* header.flags */
 #define LT_RAW_FINISHED     1u /* the destructor ran: end_tsc/end_mono_ns are valid */

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -107,11 +108,13 @@ static void fill_header(struct lt_raw_header *h)
 
 int lt_region_open(const char *dir)
 {
-    if (strlen(dir) >= sizeof dirname_ - 32) {
+    /* Absolute: the arena grows by reopening the file, perhaps after the program chdir()s. */
+    if (!realpath(dir, dirname_))
+        return -1;
+    if (strlen(dirname_) >= sizeof dirname_ - 32) {
         errno = ENAMETOOLONG;
         return -1;
     }
-    strcpy(dirname_, dir);
     char *base = create_mapping();
     if (!base)
         return -1;

@@ -172,7 +172,7 @@ LT_INLINE void lt_pop(struct lt_tls *t, struct lt_held *h, uint64_t t3)
             uint64_t d = lt_elapsed(t->outer_start, t3, &r->clock_noise);
             r->outer_timed++;
             r->cs_outer += d;
-            if (t->outer_random) {
+            if (t->outer_random && d < LT_OUTLIER_TICKS) {
                 r->outer_random++;
                 r->cs_outer_random += d;
             }
@@ -197,9 +197,13 @@ LT_INLINE void lt_released(struct lt_tls *t, struct lt_held *h, uint64_t t2, uin
     if (hold > s->max_hold)
         s->max_hold = hold;
     if (h->random) {
-        s->timed_free++;
-        s->hold_free += hold;
-        s->cs_free += cs;
+        if (__builtin_expect(cs < LT_OUTLIER_TICKS, 1)) {
+            s->timed_free++;
+            s->hold_free += hold;
+            s->cs_free += cs;
+        } else {
+            s->long_cs = 1; /* interrupted: measured, not a sample; time them all now */
+        }
     }
     if (h->remote) {
         s->remote_acquisitions++;

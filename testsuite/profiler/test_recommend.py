@@ -7,6 +7,8 @@ from __future__ import annotations
 import pytest
 
 from locktune.commands.calibrate import derive
+from locktune.profiler.analyze import scaled
+from locktune.profiler.raw import SLOT_FIELDS
 from locktune.profiler.recommend import ALGORITHMS, DEFAULTS, recommend
 
 
@@ -104,3 +106,32 @@ def test_derive_when_rcl_never_wins_nor_posix_collapses():
     assert v["upper_cs_percent"] is None
     assert v["lower_cs_percent"] == 40.0 and "never collapsed" in d["why"]["lower_cs_percent"]
     assert v["locality_poor_ns"] == DEFAULTS["locality_poor_ns"]
+
+
+def slot(**kw):
+    s = dict.fromkeys(SLOT_FIELDS[1:], 0)
+    s.update(kw)
+    return s
+
+
+def test_untimed_sections_are_estimated_from_the_random_samples_only():
+    # 1000 acquisitions: 256 always timed (slow, cold: 100 each), 44 random samples (10
+    # each), 700 untimed: the estimate uses the random samples' mean, not the cold ones'.
+    s = slot(
+        acquisitions=1000,
+        timed=300,
+        hold=256 * 100 + 44 * 10,
+        cs=256 * 110 + 44 * 12,
+        timed_free=44,
+        hold_free=44 * 10,
+        cs_free=44 * 12,
+    )
+    out = scaled(s)
+    assert out["hold"] == pytest.approx(256 * 100 + 44 * 10 + 700 * 10)
+    assert out["cs"] == pytest.approx(256 * 110 + 44 * 12 + 700 * 12)
+    assert out["acquisitions"] == 1000  # counts are never scaled
+
+
+def test_nothing_is_estimated_when_everything_was_timed():
+    s = slot(acquisitions=10, timed=10, hold=100, cs=150)
+    assert (scaled(s)["hold"], scaled(s)["cs"]) == (100, 150)
