@@ -31,6 +31,7 @@ def bins(tmp_path_factory):
         "forks",
         "pshared",
         "shortcs",
+        "churn",
     ]
     return {n: build(out, n) for n in names}
 
@@ -51,6 +52,7 @@ UNCHANGED = [
     ("pshared", ()),
     ("exits", ("worker",)),
     ("exits", ("_exit",)),
+    ("churn", ("churn",)),
 ]
 
 
@@ -196,6 +198,36 @@ def test_hundreds_of_short_lived_threads(run_locktune, bins, out):
     assert meta["threads_created"] == 400
     assert meta["threads"] == 401
     assert 2 <= meta["max_live_threads"] <= 51
+
+
+def test_lock_table_under_concurrent_births_deaths_and_first_uses(run_locktune, bins, out):
+    res, doc = profile(run_locktune, out, bins["churn"], "churn")
+    assert res.returncode == 0, res.stderr
+    m = markers("churn")
+    churn = site_at(doc, m["churn"][0], "churn.c")
+    racy = site_at(doc, m["racy"][0], "churn.c")
+    assert (churn["acquisitions"], churn["created"], churn["live_at_end"]) == (96000, 32000, 0)
+    assert 1 <= churn["instances"] <= 8 and churn["threads"] == 8
+    assert (racy["acquisitions"], racy["instances"], racy["raw_sites"]) == (512, 64, 1)
+    assert racy["site"]["symbol"] == "racy[]"
+    assert doc["meta"]["untracked"] == {
+        "lock_operations": 0,
+        "threads": 0,
+        "unlocks_not_held": 0,
+        "nesting_overflow": 0,
+    }
+
+
+def test_a_full_lock_table_is_reported_not_silent(run_locktune, bins, out):
+    res, doc = profile(run_locktune, out, bins["churn"], "many", "300000")
+    assert res.returncode == 0, res.stderr
+    (lock,) = doc["locks"]
+    untracked = doc["meta"]["untracked"]
+    assert 0 < untracked["lock_operations"]
+    # Every lock is either counted or its unlock shows up as untracked.
+    assert lock["acquisitions"] + untracked["unlocks_not_held"] == 300000
+    assert lock["created"] == lock["acquisitions"]
+    assert any("untracked" in n for n in doc["meta"]["notes"])
 
 
 def test_exit_from_a_worker_thread(run_locktune, bins, out):
