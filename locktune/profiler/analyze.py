@@ -141,6 +141,15 @@ def scaled(slots: dict) -> dict:
     return out
 
 
+def timing_of(slots: dict, period: int) -> str:
+    if slots["acquisitions"] == slots["timed"] or period <= 1:
+        return "exact"
+    return {
+        1: "exact: long sections",
+        2: "exact after a preempted sample (the estimate covers what came before)",
+    }.get(slots["long_cs"], f"sampled: 1 in {period} uncontended sections timed")
+
+
 def _estimate(missing: int, rsum: float, rcount: int, tsum: float, tcount: int) -> float:
     """Total of `missing` untimed values: from the random sample's mean, or (tiny counts,
     no random sample yet) from all timed values."""
@@ -320,6 +329,7 @@ def build(
             if counting and sl["timed"]
             else None,
             "timed_acquisitions": sl["timed"],
+            "timing": timing_of(sl, h["sample_period"]),
             "locality_estimate": locality(
                 sl["timed"],
                 _ns(sl["timed_hold"], hz),
@@ -351,6 +361,12 @@ def build(
         notes.append(f"{h['locks_untracked']} lock operations untracked (lock table full)")
     if h["sites_overflow"]:
         notes.append(f"{h['sites_overflow']} sites beyond the site table's capacity were merged")
+    switched = [e for e in locks if e["timing"].startswith("exact after")]
+    if switched:
+        notes.append(
+            f"{len(switched)} site(s) switched from sampled to exact timing after a preempted "
+            "sample (a busy machine): overhead as with --sample 1 from then on"
+        )
     if h["threads_untracked"]:
         notes.append(f"{h['threads_untracked']} threads untracked (arena full)")
     if not profile.finished:

@@ -202,7 +202,7 @@ LT_INLINE void lt_released(struct lt_tls *t, struct lt_held *h, uint64_t t2, uin
             s->hold_free += hold;
             s->cs_free += cs;
         } else {
-            s->long_cs = 1; /* interrupted: measured, not a sample; time them all now */
+            s->long_cs = 2; /* interrupted: measured, not a sample; time them all now */
         }
     }
     if (h->remote) {
