@@ -128,9 +128,11 @@ class Resolver:
 
 
 def scaled(slots: dict) -> dict:
-    """Slot sums with the untimed uncontended acquisitions estimated from the timed ones
-    (layout.h, "Timing"): hold and cs grow by (acquisitions - timed) x the mean of the timed
-    acquisitions that did not wait.  Counts stay exact."""
+    """Slot sums with the untimed uncontended acquisitions estimated from the random samples
+    (layout.h, "Timing"): hold and cs grow by (acquisitions - timed) x the samples' mean.
+    The samples exclude preempted ones, so the estimate is of the sections' time on a CPU:
+    preemption inside an untimed uncontended section (which no thread waited on) is not
+    counted; waits are always measured.  Counts stay exact."""
     out = dict(slots)
     out["timed_hold"] = slots["hold"]
     untimed = slots["acquisitions"] - slots["timed"]
@@ -141,13 +143,23 @@ def scaled(slots: dict) -> dict:
     return out
 
 
+def preemption(p: rawmod.RawProfile) -> dict:
+    """The threads' time runnable but waiting for a CPU, per unit of time on one (schedstat,
+    read as each thread exited and at the end): how busy the machine was."""
+    reads = sum(r.sched_reads for r in p.records)
+    cpu = sum(r.cpu_ns for r in p.records)
+    delay = sum(r.run_delay_ns for r in p.records)
+    if reads == 0 or cpu == 0:
+        return {"ratio": None, "threads_read": 0}
+    return {"ratio": delay / cpu, "threads_read": reads}
+
+
 def timing_of(slots: dict, period: int) -> str:
     if slots["acquisitions"] == slots["timed"] or period <= 1:
         return "exact"
-    return {
-        1: "exact: long sections",
-        2: "exact after a preempted sample (the estimate covers what came before)",
-    }.get(slots["long_cs"], f"sampled: 1 in {period} uncontended sections timed")
+    if slots["long_cs"]:
+        return "exact: long sections (after the first ones)"
+    return f"sampled: 1 in {period} uncontended sections timed"
 
 
 def _estimate(missing: int, rsum: float, rcount: int, tsum: float, tcount: int) -> float:
@@ -226,6 +238,7 @@ def build(
     cs_outer = 0.0
     noise = foreign = overflow = 0
     threads_seen = 0
+    preempted = preemption(profile)
     for r in profile.records:
         thread_ticks += r.time
         if r.serial and r.start_ticks:
@@ -361,11 +374,16 @@ def build(
         notes.append(f"{h['locks_untracked']} lock operations untracked (lock table full)")
     if h["sites_overflow"]:
         notes.append(f"{h['sites_overflow']} sites beyond the site table's capacity were merged")
-    switched = [e for e in locks if e["timing"].startswith("exact after")]
-    if switched:
+    busy = preempted["ratio"]
+    if busy is not None and busy >= 0.25:
         notes.append(
-            f"{len(switched)} site(s) switched from sampled to exact timing after a preempted "
-            "sample (a busy machine): overhead as with --sample 1 from then on"
+            f"the machine was busy: threads waited {busy:.2f} s for a CPU per second they ran "
+            "(scheduler delays are inside the times"
+            + (
+                "; untimed short sections count their time on a CPU only)"
+                if any(e["timing"].startswith("sampled") for e in locks)
+                else ")"
+            )
         )
     if h["threads_untracked"]:
         notes.append(f"{h['threads_untracked']} threads untracked (arena full)")
@@ -399,9 +417,13 @@ def build(
             "sample_period": h["sample_period"],
             "exact_first": 256,
             "method": "every section that waited, the first 256 of each site in each thread, "
-            "then 1 in sample_period of the uncontended ones at random; counts are exact"
+            "all of a site with long sections, then 1 in sample_period of the uncontended ones "
+            "at random, the others estimated from those (their time on a CPU); counts are exact"
             if h["sample_period"] > 1
             else "every critical section timed",
+            "waited_for_cpu_per_cpu_second": None
+            if preempted["ratio"] is None
+            else round(preempted["ratio"], 4),
         },
         "clock": {
             "source": "tsc" if h["clock"] == rawmod.CLOCK_TSC else "monotonic",

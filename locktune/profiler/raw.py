@@ -99,6 +99,9 @@ class Record:
     clock_noise: int
     foreign_unlocks: int
     held_overflow: int
+    cpu_ns: int = 0
+    run_delay_ns: int = 0
+    sched_reads: int = 0
 
 
 @dataclass
@@ -218,7 +221,15 @@ def _parse(path: Path, buf) -> RawProfile:
     while off and off not in seen and off + RECORD_SIZE <= min(limit, len(buf)):
         seen.add(off)
         r = dict(zip(RECORD_FIELDS, _words(buf, off, len(RECORD_FIELDS)), strict=True))
-        records.append(Record(**{k: r[k] for k in RECORD_FIELDS if k not in ("next", "free_next")}))
+        cpu_ns, run_delay_ns, sched_reads = _words(buf, off + 128 + 4 * CHUNKS, 3)
+        records.append(
+            Record(
+                **{k: r[k] for k in RECORD_FIELDS if k not in ("next", "free_next")},
+                cpu_ns=cpu_ns,
+                run_delay_ns=run_delay_ns,
+                sched_reads=sched_reads,
+            )
+        )
         chunks = struct.unpack_from(f"<{CHUNKS}I", buf, off + 128)
         for c, coff in enumerate(chunks):
             if not coff:

@@ -137,7 +137,8 @@ LT_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
         return r;
     }
     uint64_t pmc0 = lt_pmc(t);
-    uint64_t t0 = lt_now(), t1 = t0;
+    /* A random sample stands alone among untimed sections: an ordered reading (clock.h). */
+    uint64_t t0 = pick == LT_TIMED_RANDOM ? lt_now_ordered() : lt_now(), t1 = t0;
     r = lt_real.mutex_lock(m);
     /* Waiters flagged in the word once acquired: this acquisition waited in the kernel (or
      * a waiter queued in the few instructions since): the acquisition time is now. */
@@ -225,7 +226,7 @@ LT_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
             lt_pop(t, h, 0);
         return r;
     }
-    uint64_t t2 = lt_now();
+    uint64_t t2 = h->random ? lt_now_ordered() : lt_now();
     int waiters = lt_mutex_has_waiters(m); /* read before the release: m may be freed after */
     int r = lt_real.mutex_unlock(m);
     if (r == 0)

@@ -30,8 +30,9 @@
  * sample noisy), and otherwise for a random 1 in header.sample_period of the uncontended
  * ones (two TSC reads cost more than the whole uncontended lock/unlock pair).  A random
  * sample that lasts LT_OUTLIER_TICKS or more was preempted or interrupted: it counts as
- * measured, not as a sample, and from then on the thread times every section of that site
- * (a preemption scaled by the sampling period would swamp the estimate).  slot.timed counts
+ * measured, not as a sample (a preemption multiplied by the sampling period would swamp the
+ * estimate); the preemption the untimed sections suffered is added back from the threads'
+ * share of time spent preempted (record.run_delay_ns / record.cpu_ns).  slot.timed counts
  * the measured acquisitions, timed_free those picked at random; the reader estimates the others
  * from the random ones alone (the always-timed first ones are not a fair sample: cold caches, page
  * faults): cs = cs + (acquisitions - timed) * cs_free / timed_free. Likewise for the outermost
@@ -170,7 +171,11 @@ struct lt_raw_record {
     uint64_t foreign_unlocks;  /* unlocks of a lock this thread was not seen to hold */
     uint64_t held_overflow;    /* acquisitions beyond the tracked nesting depth */
     uint32_t chunk[LT_CHUNKS]; /* chunk offsets / 64 (0: none) */
-    uint64_t pad[16];
+    /* From /proc schedstat when an occupant exits (and for those alive at the end): time
+     * on a CPU, and time runnable but waiting for one (preempted).  The reader uses their
+     * ratio to add the preemption that sampled-out sections suffered. */
+    uint64_t cpu_ns, run_delay_ns, sched_reads;
+    uint64_t pad[13];
 };
 
 /* locktune/profiler/raw.py reads these layouts: keep it in step (it checks the sizes). */

@@ -173,5 +173,15 @@ __attribute__((destructor)) static void lt_prof_stop(void)
     struct lt_raw_header *h = lt_hdr();
     h->end_ticks = lt_now();
     h->end_mono_ns = lt_mono_ns();
+    /* The threads still alive: their time on and off a CPU so far (layout.h, "Timing"). */
+    int saved = lt_busy_enter();
+    lt_spin_lock(&lt_alloc_lock);
+    for (uint64_t o = h->records; o; o = ((struct lt_raw_record *)lt_at(o))->next) {
+        struct lt_raw_record *r = lt_at(o);
+        if (r->serial && r->tid)
+            lt_sched_read(r, r->tid);
+    }
+    lt_spin_unlock(&lt_alloc_lock);
+    lt_busy_exit(saved);
     __atomic_fetch_or(&h->flags, LT_RAW_FINISHED, __ATOMIC_RELEASE);
 }

@@ -9,6 +9,9 @@
 #define _GNU_SOURCE
 #include "thread.h"
 
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -110,6 +113,30 @@ static void close_outer(struct lt_tls *t, uint64_t now)
     t->depth = 0;
 }
 
+void lt_sched_read(struct lt_raw_record *r, uint64_t tid)
+{
+    char path[64], buf[128];
+    if (tid)
+        snprintf(path, sizeof path, "/proc/self/task/%llu/schedstat", (unsigned long long)tid);
+    else
+        snprintf(path, sizeof path, "/proc/thread-self/schedstat");
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return;
+    buf[n] = '\0';
+    char *end;
+    unsigned long long cpu = strtoull(buf, &end, 10), delay = strtoull(end, &end, 10);
+    if (end == buf)
+        return;
+    r->cpu_ns += cpu;
+    r->run_delay_ns += delay;
+    r->sched_reads++;
+}
+
 void lt_thread_retire(struct lt_tls *t)
 {
     if (t->mode != LT_MODE_ACTIVE)
@@ -121,6 +148,7 @@ void lt_thread_retire(struct lt_tls *t)
     r->time += lt_elapsed(r->start_ticks, now, &r->clock_noise);
     r->start_ticks = 0;
     r->last_ticks = now;
+    lt_sched_read(r, 0);
     lt_pmu_thread_close(&t->pmu);
     record_release(r);
     t->rec = NULL;

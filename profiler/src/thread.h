@@ -75,6 +75,9 @@ int lt_thread_register(struct lt_tls *t);
 
 /* The thread is exiting (TSD destructor) or the process forked (child). */
 void lt_thread_retire(struct lt_tls *t);
+
+/* Add thread `tid`'s schedstat (0: the calling thread) to record r. */
+void lt_sched_read(struct lt_raw_record *r, uint64_t tid);
 void lt_thread_forget(struct lt_tls *t);
 
 /* Slot of `site` in the thread's record (allocating its chunk on first touch). */

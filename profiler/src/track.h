@@ -196,14 +196,11 @@ LT_INLINE void lt_released(struct lt_tls *t, struct lt_held *h, uint64_t t2, uin
     s->cs += cs;
     if (hold > s->max_hold)
         s->max_hold = hold;
-    if (h->random) {
-        if (__builtin_expect(cs < LT_OUTLIER_TICKS, 1)) {
-            s->timed_free++;
-            s->hold_free += hold;
-            s->cs_free += cs;
-        } else {
-            s->long_cs = 2; /* interrupted: measured, not a sample; time them all now */
-        }
+    if (h->random && __builtin_expect(cs < LT_OUTLIER_TICKS, 1)) {
+        /* (an interrupted one counts as measured, not as a sample: layout.h, "Timing") */
+        s->timed_free++;
+        s->hold_free += hold;
+        s->cs_free += cs;
     }
     if (h->remote) {
         s->remote_acquisitions++;

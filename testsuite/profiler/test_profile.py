@@ -105,17 +105,19 @@ def test_hot_lock_share_matches_the_programs_own_measure(run_locktune, bins, out
 
 def test_sampling_estimates_short_sections(run_locktune, bins, out):
     """Short uncontended sections are timed 1 in N at random; the estimate of their share
-    must agree with timing every one of them.  (On a loaded machine a preempted sample makes
-    the thread time every section from then on: fewer go untimed, none is miscounted.)"""
+    must agree with timing every one of them.  On a busy machine timing every one also counts
+    the preemptions inside them, which the estimate leaves out (their time on a CPU only):
+    the sampled share may then fall below the exact one, never far above it."""
     _, exact = profile(run_locktune, out, bins["shortcs"], opts=("--sample", "1"))
     _, sampled = profile(run_locktune, out, bins["shortcs"], opts=("--sample", "16"))
     (e,), (s,) = exact["locks"], sampled["locks"]
     assert e["acquisitions"] == s["acquisitions"] == 200000
-    assert e["timed_acquisitions"] == 200000
-    assert s["timed_acquisitions"] < s["acquisitions"]  # some went untimed
+    assert e["timed_acquisitions"] == 200000 and e["timing"] == "exact"
     assert exact["meta"]["timing"]["sample_period"] == 1
     assert sampled["meta"]["timing"]["sample_period"] == 16
-    assert s["cs_percent"] == pytest.approx(e["cs_percent"], rel=0.3)
+    if s["timing"].startswith("sampled"):
+        assert s["timed_acquisitions"] < 200000 // 4
+    assert 0.55 * e["cs_percent"] <= s["cs_percent"] <= 1.3 * e["cs_percent"]
     assert 20.0 < e["cs_percent"] < 90.0
 
 
