@@ -189,7 +189,12 @@ def derive(points: list[dict], round_trip_ns: float | None) -> dict:
     metavar="LIST",
     help=f"Comma-separated delays in cycles.  [default: {','.join(map(str, DELAYS))}]",
 )
-@click.option("--quick", is_flag=True, help=f"A short sweep ({QUICK_DELAYS}), for smoke tests.")
+@click.option(
+    "--quick",
+    is_flag=True,
+    help=f"A short sweep (delays {','.join(map(str, QUICK_DELAYS))}, at most 0.2 s each), for "
+    "smoke tests.",
+)
 @click.option("--no-rcl", is_flag=True, help="Skip the RCL runs (upper threshold: none).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def command(
