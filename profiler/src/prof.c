@@ -43,7 +43,7 @@ static int init_state;
 static pid_t init_thread;
 static pthread_key_t exit_key;
 static int exit_key_ok;
-extern int lt_site_lock_for_fork(int acquire);
+extern int lt_site_lock_for_fork(int how);
 
 static void on_thread_exit(void *arg)
 {
@@ -57,23 +57,29 @@ void lt_thread_key_set(struct lt_tls *t)
         pthread_setspecific(exit_key, t);
 }
 
-/* fork(): no profiler lock may be held across it, and the child gets a file of its own. */
+/* fork(): no profiler lock may be held across it, and the child gets a file of its own.
+ * The locks are only tried (fork() is async-signal-safe: a handler may fork while this very
+ * thread holds one); the child, alone with its copy, frees them whatever happened. */
+static __thread int fork_held_sites, fork_held_alloc; /* per forking thread */
+
 static void before_fork(void)
 {
-    lt_site_lock_for_fork(1);
-    lt_spin_lock(&lt_alloc_lock);
+    fork_held_sites = lt_site_lock_for_fork(1);
+    fork_held_alloc = lt_spin_trylock(&lt_alloc_lock, 1000);
 }
 
 static void after_fork_parent(void)
 {
-    lt_spin_unlock(&lt_alloc_lock);
-    lt_site_lock_for_fork(0);
+    if (fork_held_alloc)
+        lt_spin_unlock(&lt_alloc_lock);
+    if (fork_held_sites)
+        lt_site_lock_for_fork(0);
 }
 
 static void after_fork_child(void)
 {
-    lt_spin_unlock(&lt_alloc_lock);
-    lt_site_lock_for_fork(0);
+    lt_alloc_lock = 0; /* no other thread exists to hold them */
+    lt_site_lock_for_fork(-1);
     lt_thread_forget(&lt_tls);
     if (lt_region_fork_child() != 0)
         lt_recording = 0;
@@ -175,13 +181,16 @@ __attribute__((destructor)) static void lt_prof_stop(void)
     h->end_mono_ns = lt_mono_ns();
     /* The threads still alive: their time on and off a CPU so far (layout.h, "Timing"). */
     int saved = lt_busy_enter();
-    lt_spin_lock(&lt_alloc_lock);
-    for (uint64_t o = h->records; o; o = ((struct lt_raw_record *)lt_at(o))->next) {
-        struct lt_raw_record *r = lt_at(o);
-        if (r->serial && r->tid)
-            lt_sched_read(r, r->tid);
+    /* Only try: exit() may come from a signal handler that interrupted this very thread
+     * while it held the lock. */
+    if (lt_spin_trylock(&lt_alloc_lock, 1000)) {
+        for (uint64_t o = h->records; o; o = ((struct lt_raw_record *)lt_at(o))->next) {
+            struct lt_raw_record *r = lt_at(o);
+            if (r->serial && r->tid)
+                lt_sched_read(r, r->tid);
+        }
+        lt_spin_unlock(&lt_alloc_lock);
     }
-    lt_spin_unlock(&lt_alloc_lock);
     lt_busy_exit(saved);
     __atomic_fetch_or(&h->flags, LT_RAW_FINISHED, __ATOMIC_RELEASE);
 }

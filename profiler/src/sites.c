@@ -297,11 +297,15 @@ void lt_site_died(uint32_t site)
     __atomic_fetch_add(&s->destroyed, 1, __ATOMIC_RELAXED);
 }
 
-int lt_site_lock_for_fork(int acquire)
+/* For fork(): 1 tries to take the site lock (returns whether it did), 0 releases it, -1
+ * resets it in the child. */
+int lt_site_lock_for_fork(int how)
 {
-    if (acquire)
-        lt_spin_lock(&site_lock);
-    else
+    if (how > 0)
+        return lt_spin_trylock(&site_lock, 1000);
+    if (how == 0)
         lt_spin_unlock(&site_lock);
+    else
+        __atomic_store_n(&site_lock, 0, __ATOMIC_RELAXED);
     return 0;
 }

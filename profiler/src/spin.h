@@ -35,6 +35,18 @@ static inline void lt_spin_lock(int *l)
     }
 }
 
+/* Try for a while (about `rounds` yields); 1 when acquired.  For paths that may run in a
+ * thread that already holds the lock (exit() called from a signal handler). */
+static inline int lt_spin_trylock(int *l, int rounds)
+{
+    for (int i = 0; i < rounds; i++) {
+        if (!__atomic_load_n(l, __ATOMIC_RELAXED) && !__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
+            return 1;
+        sched_yield();
+    }
+    return 0;
+}
+
 static inline void lt_spin_unlock(int *l)
 {
     __atomic_store_n(l, 0, __ATOMIC_RELEASE); /* release: publish the protected writes */
