@@ -149,15 +149,16 @@ def machine_info() -> dict:
 # ---- the document's shape ------------------------------------------------------------------
 
 _NUMBER = (int, float)
+_NUMBER_OR_NULL = (int, float, type(None))  # null: no section completed in the interval
 _RUN_FIELDS = {
     "run": {
         "elapsed_s": _NUMBER,
         "ops": int,
         "ops_all_phases": int,
         "throughput_ops_s": _NUMBER,
-        "ns_per_op": _NUMBER,
-        "cycles_per_op": _NUMBER,
-        "cs_latency_cycles": _NUMBER,
+        "ns_per_op": _NUMBER_OR_NULL,
+        "cycles_per_op": _NUMBER_OR_NULL,
+        "cs_latency_cycles": _NUMBER_OR_NULL,
         "per_thread_ops": list,
     },
     "fairness": {
@@ -220,7 +221,8 @@ def validate(doc: dict) -> list[str]:
             continue
         for key, kind in fields.items():
             value = part.get(key)
-            wrong = not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool)
+            is_bool = isinstance(value, bool) and kind is not bool  # bool is an int subclass
+            wrong = key not in part or not isinstance(value, kind) or is_bool
             if wrong:
                 problems.append(f"{section}.{key} missing or not {kind}")
     per_thread = doc.get("run", {}).get("per_thread_ops")

