@@ -421,6 +421,11 @@ int main(int argc, char **argv)
     if (opt.mode == LB_MODE_INFO)
         return mode_info(tsc_hz, algorithm, requested);
 
+    if ((uint64_t)opt.threads * 4 * opt.window > (UINT64_C(1) << 25))
+        lb_die(2,
+               "--window %" PRIu64 " with %u threads needs too much memory (4 windows of "
+               "ranks per thread); use a smaller window",
+               opt.window, opt.threads);
     if (lb_shared_init(&shared, opt.lines, opt.seed) != 0)
         lb_die(1, "out of memory for %u shared lines", opt.lines);
     lb_order_init(&order, opt.window);

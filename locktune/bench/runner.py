@@ -194,8 +194,10 @@ def summarise(sweeps: list[Sweep], runs: list[dict]) -> list[dict]:
                     if r["sweep"] == sweep.name and r["point"] == i and r["lock"] == label
                 ]
                 locks[label] = _summarise_lock(sweep, i, mine, by_key)
+            here = [r for r in runs if r["sweep"] == sweep.name and r["point"] == i and r["ok"]]
             points.append(
                 {
+                    "round_trip_ns": stat([r["rt_ns"] for r in here]),
                     "threads": point.threads,
                     "lines": point.lines,
                     "delay_cycles": point.delay,
