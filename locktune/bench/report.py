@@ -130,32 +130,39 @@ def _span(s: dict | None, spec: str = ".2f") -> str:
 
 
 def tables(summary: list[dict]) -> str:
-    """The tables people read: one per sweep."""
+    """The tables people read: one per sweep, one row per lock at each point.
+
+    Columns: the point; the ratio to glibc (min / median / max over rounds, and the median over
+    the rounds where both runs were in the same round-trip regime); throughput, RSD and
+    distinct threads per 1000 acquisitions (or, uncontended, the cost relative to a bare
+    ticket lock and ns per operation); median handover; the run's round trip, how many runs
+    were near/far, and ns per operation in round trips; for the delay sweep, throughput as a
+    fraction of the section's sequential rate."""
     parts = []
     for sweep in summary:
         cost = sweep["metric"] == "cost"
-        headers = ["point", "lock", "vs glibc min/med/max", "same regime"]
+        headers = ["threads", "lines", "delay", "lock", "vs glibc min/med/max", "same regime"]
         headers += ["vs bare ticket", "ns/op"] if cost else ["M ops/s", "RSD", "thr/1000"]
         headers += ["handover ns", "RT ns", "near/far", "RTs/op"]
         if sweep["name"] == "delay":
             headers.append("of sequential")
         rows = []
         for p in sweep["points"]:
-            point = f"{p['threads'] or 'cpus'}t {p['lines']}L d{p['delay_cycles']}"
+            point = [p["threads"] or "1/CPU", p["lines"], p["delay_cycles"]]
             for label in _labels({"points": [p]}):
                 s = p["locks"][label]
+                name = label + (f" ({s['failed']} failed)" if s["failed"] else "")
                 row = [
-                    point,
-                    label,
+                    *point,
+                    name,
                     _span(s["ratio"]),
                     _fmt(_median(s["ratio_same_regime"]), ".2f"),
                 ]
                 if cost:
                     row += [_span(s["vs_bare_ticket"]), _fmt(_median(s["ns_per_op"]), ".2f")]
                 else:
-                    thr = _median(s["throughput_ops_s"])
                     row += [
-                        _fmt(thr / 1e6 if thr is not None else None, ".3g"),
+                        _fmt(_mega(_median(s["throughput_ops_s"])), ".3g"),
                         _fmt(_median(s["rsd"]), ".2f"),
                         _fmt(_median(s["distinct_threads"]), ".1f"),
                     ]
@@ -167,11 +174,9 @@ def tables(summary: list[dict]) -> str:
                 ]
                 if sweep["name"] == "delay":
                     row.append(_fmt(_median(s["sequential_fraction"]), ".2f"))
-                if s["failed"]:
-                    row[1] += f" ({s['failed']} failed)"
                 rows.append(row)
-                point = ""
-        align = "ll" + "r" * (len(headers) - 2)
+                point = ["", "", ""]
+        align = "rrrl" + "r" * (len(headers) - 4)
         parts.append(f"{sweep['title']}\n  goal: {sweep['goal']}\n" + table(headers, rows, align))
     return "\n\n".join(parts)
 

@@ -226,7 +226,7 @@ def _summarise_lock(sweep: Sweep, i: int, mine: list[dict], by_key: dict) -> dic
         base = by_key.get((sweep.name, i, r["round"], "glibc"))
         ticket = by_key.get((sweep.name, i, r["round"], "bare-ticket"))
         seq = by_key.get((sweep.name, i, r["round"], "sequential"))
-        if base and base["ok"]:
+        if base and base["ok"] and r["kind"] != "sequential":  # not a lock: no ratio
             if sweep.metric == "cost":
                 ratio = _ratio(r["ns_per_op"], base["ns_per_op"])
             else:
