@@ -185,7 +185,7 @@ def unavailable_lines(unavailable: dict[str, str]) -> list[str]:
     """One line per reason: "not in this liblocktune: spin, ticket, mcs" rather than fifteen."""
     by_reason: dict[str, list[str]] = {}
     for name, why in unavailable.items():
-        if "liblocktune has no algorithm" in why:
+        if "liblocktune has no algorithm" in why or "unknown algorithm" in why:
             why = "not in this liblocktune"
         by_reason.setdefault(why, []).append(name)
     return [f"unavailable ({why}): {', '.join(names)}" for why, names in by_reason.items()]
