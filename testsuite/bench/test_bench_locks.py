@@ -248,3 +248,18 @@ def test_default_out_dir_names_machine_and_date(tmp_path):
         root=tmp_path,
     )
     assert d == tmp_path / "bench" / "results" / "amd-epyc-9r14-2cpu-20261121-101500"
+
+
+def test_unavailable_algorithms_are_grouped_by_reason():
+    lines = report.unavailable_lines(
+        {
+            "mcs": "LOCKTUNE_ALGO='default=mcs': unknown algorithm 'mcs' (known: posix)",
+            "twa": "LOCKTUNE_ALGO asks for algorithm 'twa' but liblocktune bound 'posix': this "
+            "liblocktune has no algorithm 'twa'",
+            "rcl": "needs a server CPU and a client CPU; 1 CPU is usable",
+        }
+    )
+    assert lines == [
+        "unavailable (not in this liblocktune): mcs, twa",
+        "unavailable (needs a server CPU and a client CPU; 1 CPU is usable): rcl",
+    ]
