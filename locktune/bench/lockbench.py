@@ -56,18 +56,22 @@ class RunFailed(LocktuneError):
 class Lock:
     """A lock under test: glibc's mutex, the bare ticket lock, or an lt_mutex_t algorithm."""
 
-    kind: str  # pthread | ticket | lt | sequential
+    kind: str  # pthread | ticket | lt | none (one thread only) | sequential
     algorithm: str | None = None
 
     @property
     def label(self) -> str:
-        return {"pthread": "glibc", "ticket": "bare-ticket", "sequential": "sequential"}.get(
-            self.kind, self.algorithm or "?"
-        )
+        return {
+            "pthread": "glibc",
+            "ticket": "bare-ticket",
+            "none": "no-lock",
+            "sequential": "sequential",
+        }.get(self.kind, self.algorithm or "?")
 
 
 GLIBC = Lock("pthread")
 BARE_TICKET = Lock("ticket")
+NO_LOCK = Lock("none")  # the harness and the section alone: subtracted for the net lock cost
 SEQUENTIAL = Lock("sequential")
 
 

@@ -32,14 +32,15 @@ def _labels(sweep: dict) -> list[str]:
         for label in p["locks"]:
             if label not in seen:
                 seen.append(label)
-    first = [x for x in ("glibc", "bare-ticket", "sequential") if x in seen]
+    first = [x for x in ("glibc", "bare-ticket", "no-lock", "sequential") if x in seen]
     return first + [x for x in seen if x not in first]
 
 
 def charts_for(sweep: dict) -> dict[str, str]:
     """SVG documents by file name."""
     out = {}
-    labels = [x for x in _labels(sweep) if x != "sequential"]
+    everything = _labels(sweep)
+    labels = [x for x in everything if x not in ("sequential", "no-lock")]  # locks only
     metric = "cost" if sweep["metric"] == "cost" else "throughput"
     y_ratio = f"{metric} / glibc's (median of rounds)"
     if sweep["axis"] == "":
@@ -48,9 +49,17 @@ def charts_for(sweep: dict) -> dict[str, str]:
         out[f"{sweep['name']}.svg"] = charts.bar_chart(
             sweep["title"], ["lock+unlock"], series, y_label=y_ratio, reference=1.0
         )
-        ns = {x: [_median(p["locks"].get(x, {}).get("ns_per_op"))] for x in labels}
+        net = {x: [_median(p["locks"].get(x, {}).get("net_ratio"))] for x in labels}
+        out[f"{sweep['name']}-net.svg"] = charts.bar_chart(
+            "Uncontended lock+unlock alone (less the loop without a lock), relative to glibc",
+            ["lock+unlock"],
+            net,
+            y_label="net cost / glibc's (median of rounds)",
+            reference=1.0,
+        )
+        ns = {x: [_median(p["locks"].get(x, {}).get("ns_per_op"))] for x in everything}
         out[f"{sweep['name']}-ns.svg"] = charts.bar_chart(
-            "Uncontended lock+unlock + section, ns per operation", ["ns"], ns, y_label="ns"
+            "Uncontended: ns per operation (loop + section + lock)", ["ns"], ns, y_label="ns"
         )
         return out
     if sweep["name"] == "delay":
@@ -142,7 +151,10 @@ def tables(summary: list[dict]) -> str:
     for sweep in summary:
         cost = sweep["metric"] == "cost"
         headers = ["threads", "lines", "delay", "lock", "vs glibc min/med/max", "same regime"]
-        headers += ["vs bare ticket", "ns/op"] if cost else ["M ops/s", "RSD", "thr/1000"]
+        if cost:
+            headers += ["vs bare ticket", "ns/op", "net ns", "net vs glibc", "net vs ticket"]
+        else:
+            headers += ["M ops/s", "RSD", "thr/1000"]
         headers += ["handover ns", "RT ns", "near/far", "RTs/op"]
         if sweep["name"] == "delay":
             headers.append("of sequential")
@@ -159,7 +171,13 @@ def tables(summary: list[dict]) -> str:
                     _fmt(_median(s["ratio_same_regime"]), ".2f"),
                 ]
                 if cost:
-                    row += [_span(s["vs_bare_ticket"]), _fmt(_median(s["ns_per_op"]), ".2f")]
+                    row += [
+                        _span(s["vs_bare_ticket"]),
+                        _fmt(_median(s["ns_per_op"]), ".2f"),
+                        _fmt(_median(s["net_ns_per_op"]), ".2f"),
+                        _span(s["net_ratio"]),
+                        _span(s["net_vs_bare_ticket"]),
+                    ]
                 else:
                     row += [
                         _fmt(_mega(_median(s["throughput_ops_s"])), ".3g"),

@@ -168,6 +168,10 @@ def regime(rt_ns: float | None) -> str | None:
     return "near" if rt_ns < NEAR_FAR_NS else "far"
 
 
+def _minus(a: float | None, b: float | None) -> float | None:
+    return a - b if a is not None and b is not None else None
+
+
 def _ratio(a: float | None, b: float | None) -> float | None:
     return a / b if a is not None and b else None
 
@@ -222,11 +226,24 @@ def summarise(sweeps: list[Sweep], runs: list[dict]) -> list[dict]:
 def _summarise_lock(sweep: Sweep, i: int, mine: list[dict], by_key: dict) -> dict:
     ok = [r for r in mine if r["ok"]]
     ratios, same_regime, vs_ticket, seq_fraction, cost_rt = [], [], [], [], []
+    net, net_ratios, net_vs_ticket = [], [], []
+    not_a_lock = {"sequential", "none"}
     for r in ok:
         base = by_key.get((sweep.name, i, r["round"], "glibc"))
         ticket = by_key.get((sweep.name, i, r["round"], "bare-ticket"))
         seq = by_key.get((sweep.name, i, r["round"], "sequential"))
-        if base and base["ok"] and r["kind"] != "sequential":  # not a lock: no ratio
+        bare = by_key.get((sweep.name, i, r["round"], "no-lock"))
+        if sweep.metric == "cost" and bare and bare["ok"] and r["kind"] not in not_a_lock:
+            # The lock's own cost: less the same loop and section without a lock, same round.
+            mine_net = _minus(r["ns_per_op"], bare["ns_per_op"])
+            net.append(mine_net)
+            if base and base["ok"]:
+                net_ratios.append(_ratio(mine_net, _minus(base["ns_per_op"], bare["ns_per_op"])))
+            if ticket and ticket["ok"]:
+                net_vs_ticket.append(
+                    _ratio(mine_net, _minus(ticket["ns_per_op"], bare["ns_per_op"]))
+                )
+        if base and base["ok"] and r["kind"] not in not_a_lock:
             if sweep.metric == "cost":
                 ratio = _ratio(r["ns_per_op"], base["ns_per_op"])
             else:
@@ -234,7 +251,7 @@ def _summarise_lock(sweep: Sweep, i: int, mine: list[dict], by_key: dict) -> dic
             ratios.append(ratio)
             if regime(r["rt_ns"]) is not None and regime(r["rt_ns"]) == regime(base["rt_ns"]):
                 same_regime.append(ratio)
-        if ticket and ticket["ok"]:
+        if ticket and ticket["ok"] and r["kind"] not in not_a_lock:
             vs_ticket.append(_ratio(r["ns_per_op"], ticket["ns_per_op"]))
         if seq and seq["ok"] and r["kind"] != "sequential":
             seq_fraction.append(_ratio(r["throughput_ops_s"], seq["throughput_ops_s"]))
@@ -249,6 +266,9 @@ def _summarise_lock(sweep: Sweep, i: int, mine: list[dict], by_key: dict) -> dic
         "ratio": stat(ratios),
         "ratio_same_regime": stat(same_regime),
         "vs_bare_ticket": stat(vs_ticket) if sweep.metric == "cost" else None,
+        "net_ns_per_op": stat(net) if net else None,
+        "net_ratio": stat(net_ratios) if net_ratios else None,
+        "net_vs_bare_ticket": stat(net_vs_ticket) if net_vs_ticket else None,
         "sequential_fraction": stat(seq_fraction) if seq_fraction else None,
         "cost_in_round_trips": stat(cost_rt),
         "throughput_ops_s": stat([r["throughput_ops_s"] for r in ok]),

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from locktune.bench.lockbench import BARE_TICKET, SEQUENTIAL, Lock
+from locktune.bench.lockbench import BARE_TICKET, NO_LOCK, SEQUENTIAL, Lock
 
 SHORT_DELAY = 100  # cycles: the paper's "high contention"
 
@@ -71,7 +71,7 @@ def build(
                     "",
                     [Point(1, 0, 0, "rr")],
                     metric="cost",
-                    extra=[BARE_TICKET],
+                    extra=[BARE_TICKET, NO_LOCK],
                     goal="no algorithm above 1.0x glibc; the plainest within 1.2x of a bare "
                     "ticket lock",
                 )

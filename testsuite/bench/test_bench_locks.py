@@ -48,6 +48,8 @@ def test_quick_runs_every_sweep(quick):
             if sweep["name"] == "uncontended":
                 assert point["locks"]["bare-ticket"]["vs_bare_ticket"]["median"] == 1.0
                 assert posix["vs_bare_ticket"]["n"] == 2
+                assert point["locks"]["no-lock"]["ratio"] is None  # not a lock
+                assert posix["net_ns_per_op"]["n"] == 2
             if sweep["name"] == "delay":
                 assert point["locks"]["sequential"]["throughput_ops_s"]["median"] > 0
                 assert posix["sequential_fraction"]["n"] == 2
@@ -66,6 +68,7 @@ def test_quick_writes_charts(quick):
     svgs = sorted(p.name for p in out.glob("*.svg"))
     for name in (
         "uncontended.svg",
+        "uncontended-net.svg",
         "oversubscribed.svg",
         "lines.svg",
         "delay-1lines.svg",
@@ -191,14 +194,20 @@ def test_ratios_are_taken_within_a_round():
 
 def test_cost_ratio_is_ns_per_op():
     sweep = sweeps.Sweep("uncontended", "t", "", [sweeps.Point(1, 0, 0)], metric="cost")
-    runs = [
+    runs = [  # 20 ns, 10 ns, 12.5 ns per operation; 5 ns of it is the loop without a lock
         _run("glibc", 0, 50e6, sweep="uncontended", kind="pthread"),
         _run("bare-ticket", 0, 100e6, sweep="uncontended", kind="ticket"),
+        _run("no-lock", 0, 200e6, sweep="uncontended", kind="none"),
         _run("mcs", 0, 80e6, sweep="uncontended"),
     ]
-    mcs = runner.summarise([sweep], runs)[0]["points"][0]["locks"]["mcs"]
+    locks = runner.summarise([sweep], runs)[0]["points"][0]["locks"]
+    mcs = locks["mcs"]
     assert mcs["ratio"]["median"] == pytest.approx(50 / 80)
     assert mcs["vs_bare_ticket"]["median"] == pytest.approx(100 / 80)
+    assert mcs["net_ns_per_op"]["median"] == pytest.approx(7.5)
+    assert mcs["net_ratio"]["median"] == pytest.approx(7.5 / 15)
+    assert mcs["net_vs_bare_ticket"]["median"] == pytest.approx(7.5 / 5)
+    assert locks["no-lock"]["ratio"] is None and locks["no-lock"]["net_ratio"] is None
 
 
 def test_plan_interleaves_and_shuffles():
