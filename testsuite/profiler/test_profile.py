@@ -117,8 +117,13 @@ def test_sampling_estimates_short_sections(run_locktune, bins, out):
     assert sampled["meta"]["timing"]["sample_period"] == 16
     if s["timing"].startswith("sampled"):
         assert s["timed_acquisitions"] < 200000 // 4
-    assert 0.55 * e["cs_percent"] <= s["cs_percent"] <= 1.3 * e["cs_percent"]
     assert 20.0 < e["cs_percent"] < 90.0
+    busy = [d["meta"]["timing"]["waited_for_cpu_per_cpu_second"] for d in (exact, sampled)]
+    assert all(b is not None for b in busy)  # schedstat was read for every run
+    if max(busy) < 0.2:
+        assert 0.7 * e["cs_percent"] <= s["cs_percent"] <= 1.3 * e["cs_percent"]
+    else:  # busy: exact timing also counts the preemptions the estimate leaves out
+        assert 0.2 * e["cs_percent"] <= s["cs_percent"] <= 1.3 * e["cs_percent"]
 
 
 def _sites(doc):
