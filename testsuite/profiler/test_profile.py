@@ -56,7 +56,7 @@ UNCHANGED = [
 ]
 
 
-@pytest.mark.parametrize("name,args", UNCHANGED, ids=lambda v: " ".join(v) if v else "")
+@pytest.mark.parametrize("name,args", UNCHANGED, ids=[" ".join([n, *a]) for n, a in UNCHANGED])
 def test_output_and_exit_status_unchanged(run_locktune, bins, out, name, args):
     before = plain(bins[name], *args)
     res, doc = profile(run_locktune, out, bins[name], *args)
