@@ -66,11 +66,8 @@ def test_version(run_locktune):
 # Subcommands whose issue has not landed: they must say so in one line and exit 2.
 # Each issue removes its entries when it lands.
 PENDING = [
-    (["profile", "--", "true"], 5),
-    (["report", "pyproject.toml"], 5),
     (["rewrite", "README.md"], 6),
     (["bench", "compare"], 7),
-    (["calibrate"], 5),
 ]
 
 
