@@ -1,0 +1,157 @@
+/*
+ * wait.c - waiting policies (wait.h): the spin budget, its calibration, parking.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+
+#include "futex.h"
+#include "stats.h"
+#include "wait.h"
+
+/* Used until calibration has run (and when it cannot run): a futex hand-off on a typical
+ * virtual machine takes 5-30 us. */
+#define DEFAULT_BUDGET_NS 20000u
+#define MIN_BUDGET_NS     1000u
+#define MAX_BUDGET_NS     200000u
+
+static uint64_t budget_ns = DEFAULT_BUDGET_NS; /* atomic (relaxed): read by every spinner */
+static const char *budget_source = "default";
+static uint64_t roundtrip_ns;
+static pthread_once_t calibrate_once = PTHREAD_ONCE_INIT;
+static int budget_fixed;
+
+uint64_t lt_spin_budget_ns(void)
+{
+    return __atomic_load_n(&budget_ns, __ATOMIC_RELAXED);
+}
+
+const char *lt_spin_budget_source(void)
+{
+    return __atomic_load_n(&budget_source, __ATOMIC_ACQUIRE);
+}
+
+uint64_t lt_wait_roundtrip_ns(void)
+{
+    return __atomic_load_n(&roundtrip_ns, __ATOMIC_RELAXED);
+}
+
+void lt_wait_set_budget(uint64_t ns, const char *source)
+{
+    budget_fixed = 1;
+    __atomic_store_n(&budget_ns, ns, __ATOMIC_RELAXED);
+    __atomic_store_n(&budget_source, source, __ATOMIC_RELEASE);
+}
+
+bool lt_spin_check(struct lt_spin *s, enum lt_wait_policy p)
+{
+    if (p == LT_WAIT_YIELD) {
+        sched_yield();
+        s->over = 1;
+        return true;
+    }
+    if (!s->over) {
+        uint64_t now = lt_now_ns();
+        if (s->start_ns == 0)
+            s->start_ns = now;
+        else if (now - s->start_ns >= lt_spin_budget_ns())
+            s->over = 1;
+    }
+    if (s->over && p == LT_WAIT_SPIN)
+        sched_yield();
+    return s->over;
+}
+
+void lt_wake_parked(uint32_t *w)
+{
+    lt_futex_wake(w, 1);
+}
+
+void lt_park(uint32_t *w, uint32_t parked, int site)
+{
+    lt_stat(site, LT_STAT_PARKED);
+    /* acquire: pairs with the waker's release exchange. */
+    while (__atomic_load_n(w, __ATOMIC_ACQUIRE) == parked)
+        lt_futex_wait(w, parked, NULL, CLOCK_MONOTONIC);
+}
+
+uint32_t lt_wait_word(uint32_t *w, enum lt_wait_policy p, int site)
+{
+    struct lt_spin s = LT_SPIN_INIT;
+    for (;;) {
+        /* acquire: the grant carries the previous owner's critical section. */
+        uint32_t v = __atomic_load_n(w, __ATOMIC_ACQUIRE);
+        if (v != LT_WAITING && v != LT_PARKED)
+            return v;
+        if (lt_spin_poll(&s, p) && p == LT_WAIT_PARK) {
+            uint32_t e = LT_WAITING;
+            /* relaxed: parking publishes nothing; the futex re-checks the word. */
+            if (__atomic_compare_exchange_n(w, &e, LT_PARKED, 0, __ATOMIC_RELAXED,
+                                            __ATOMIC_RELAXED))
+                lt_park(w, LT_PARKED, site);
+        }
+    }
+}
+
+/*
+ * Calibration: a futex ping-pong between this thread and a helper.  Each round trip is two
+ * hand-offs, each a FUTEX_WAKE plus the wakee being scheduled: what a parked waiter pays
+ * between being granted and running again.  The budget is one such hand-off.
+ */
+enum { WARMUP = 8, ROUNDS = 64 };
+
+struct pingpong {
+    uint32_t ping, pong;
+};
+
+static void await_value(uint32_t *w, uint32_t v)
+{
+    uint32_t cur;
+    /* acquire: pairs with the other side's release store. */
+    while ((cur = __atomic_load_n(w, __ATOMIC_ACQUIRE)) != v)
+        lt_futex_wait(w, cur, NULL, CLOCK_MONOTONIC);
+}
+
+static void *pong_side(void *arg)
+{
+    struct pingpong *pp = arg;
+    for (uint32_t i = 1; i <= WARMUP + ROUNDS; i++) {
+        await_value(&pp->ping, i);
+        __atomic_store_n(&pp->pong, i, __ATOMIC_RELEASE);
+        lt_futex_wake(&pp->pong, 1);
+    }
+    return NULL;
+}
+
+static void calibrate(void)
+{
+    if (budget_fixed)
+        return;
+    struct pingpong pp = {0, 0};
+    pthread_t t;
+    if (pthread_create(&t, NULL, pong_side, &pp) != 0)
+        return; /* keep the default; the statistics say so */
+    uint64_t t0 = 0;
+    for (uint32_t i = 1; i <= WARMUP + ROUNDS; i++) {
+        if (i == WARMUP + 1)
+            t0 = lt_now_ns();
+        /* The helper sleeps in the futex by the time we wake it: that is what we measure. */
+        __atomic_store_n(&pp.ping, i, __ATOMIC_RELEASE);
+        lt_futex_wake(&pp.ping, 1);
+        await_value(&pp.pong, i);
+    }
+    uint64_t rt = (lt_now_ns() - t0) / ROUNDS;
+    pthread_join(t, NULL);
+    uint64_t b = rt / 2;
+    b = b < MIN_BUDGET_NS ? MIN_BUDGET_NS : b > MAX_BUDGET_NS ? MAX_BUDGET_NS : b;
+    __atomic_store_n(&roundtrip_ns, rt, __ATOMIC_RELAXED);
+    if (!budget_fixed) {
+        __atomic_store_n(&budget_ns, b, __ATOMIC_RELAXED);
+        __atomic_store_n(&budget_source, "calibrated", __ATOMIC_RELEASE);
+    }
+}
+
+void lt_wait_calibrate(void)
+{
+    pthread_once(&calibrate_once, calibrate);
+}
