@@ -15,6 +15,7 @@
 
 #include "locktune.h"
 #include "stats.h"
+#include "thread.h"
 #include "wait.h"
 
 /* m->_flags: the type bits of locktune.h, and NATIVE: a process-shared, robust or priority-
@@ -77,6 +78,32 @@ extern const struct lt_algo lt_algo_posix, lt_algo_spin, lt_algo_ticket, lt_algo
 int lt_timedlock_poll(lt_mutex_t *m, int (*trylock)(lt_mutex_t *), const struct timespec *abstime);
 /* EINVAL unless 0 <= tv_nsec < 1e9. */
 int lt_abstime_check(const struct timespec *abstime);
+
+void lt_misuse_relock(lt_mutex_t *m);
+
+/* Every algorithm calls this once when an acquisition has to wait: the statistics, and the
+ * one misuse that always waits - a thread locking a default-type lock it already holds, which
+ * is reported here (it then deadlocks, as POSIX says), at no cost to the uncontended path. */
+static inline void lt_contended(lt_mutex_t *m)
+{
+    lt_stat(m->_site, LT_STAT_CONTENDED);
+    /* relaxed: our own tid can only be there if we stored it. */
+    if (__builtin_expect(__atomic_load_n(&m->_owner, __ATOMIC_RELAXED) == lt_self(), 0))
+        lt_misuse_relock(m);
+}
+
+/* Every algorithm ends each successful acquisition (lock, trylock, timedlock) with this:
+ * the holder's tid in the owner field (misuse detection, mutex types) and the statistics.
+ * relaxed: other threads read the owner field only to detect misuse. */
+int lt_acquired_slow(lt_mutex_t *m);
+static inline int lt_acquired(lt_mutex_t *m)
+{
+    int32_t tid = lt_thread_self.tid;
+    if (__builtin_expect(tid == 0 || lt_stats_on, 0))
+        return lt_acquired_slow(m); /* a tail call: the fast path needs no stack frame */
+    __atomic_store_n(&m->_owner, tid, __ATOMIC_RELAXED);
+    return 0;
+}
 
 /* The statistics site of a lock. */
 static inline int lt_site(const lt_mutex_t *m)

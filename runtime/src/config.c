@@ -216,8 +216,6 @@ static void parse_spin(const char *value)
 
 static void parse_stats(const char *value)
 {
-    if (*value == '\0')
-        fatal("LOCKTUNE_STATS is empty: give the path the statistics are written to");
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s", value);
     char *slash = strrchr(dir, '/');
@@ -240,7 +238,7 @@ static void init_env(void)
         parse_algo(v);
     if ((v = getenv("LOCKTUNE_SPIN_NS")) && *v)
         parse_spin(v);
-    if ((v = getenv("LOCKTUNE_STATS")))
+    if ((v = getenv("LOCKTUNE_STATS")) && *v) /* empty: unset, as for the others */
         parse_stats(v);
 }
 

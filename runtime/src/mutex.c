@@ -192,7 +192,8 @@ static __attribute__((noinline)) int acquire_slow(lt_mutex_t *m, enum mode mode,
         }
         if (type == LT_MUTEX_F_ERRORCHECK_)
             return EDEADLK;
-        lt_misuse(m, LT_MISUSE_RELOCK); /* and deadlock, as POSIX says (or time out) */
+        /* default type: the algorithm reports it when it waits (lt_contended), then deadlocks
+         * as POSIX says (or times out) */
     }
     int r = mode == MODE_LOCK  ? a->lock(m)
             : mode == MODE_TRY ? a->trylock(m)
@@ -204,45 +205,23 @@ static __attribute__((noinline)) int acquire_slow(lt_mutex_t *m, enum mode mode,
             lt_stat(m->_site, LT_STAT_TIMEDOUT);
         return r;
     }
-    owner_store(m, me);
-    m->_count = 1;
-    lt_stat(m->_site, LT_STAT_ACQUIRED);
+    m->_count = 1; /* the algorithm recorded the owner (lt_acquired) */
     return 0;
 }
 
 LT_API int lt_mutex_lock(lt_mutex_t *m)
 {
     const struct lt_algo *a = ops_load(m);
-    if (__builtin_expect(bound(a) && m->_flags == 0, 1)) {
-        int32_t me = lt_self();
-        if (__builtin_expect(owner_load(m) == me, 0))
-            lt_misuse(m, LT_MISUSE_RELOCK);
-        int r = a->lock(m);
-        if (__builtin_expect(r != 0, 0))
-            return r;
-        owner_store(m, me);
-        lt_stat(m->_site, LT_STAT_ACQUIRED);
-        return 0;
-    }
+    if (__builtin_expect(bound(a) && m->_flags == 0, 1))
+        return a->lock(m); /* records the owner (lt_acquired); a relock waits: lt_contended */
     return acquire_slow(m, MODE_LOCK, NULL);
 }
 
 LT_API int lt_mutex_trylock(lt_mutex_t *m)
 {
     const struct lt_algo *a = ops_load(m);
-    if (__builtin_expect(bound(a) && m->_flags == 0, 1)) {
-        int32_t me = lt_self();
-        if (__builtin_expect(owner_load(m) != me, 1)) {
-            int r = a->trylock(m);
-            if (r == 0) {
-                owner_store(m, me);
-                lt_stat(m->_site, LT_STAT_ACQUIRED);
-            } else {
-                lt_stat(m->_site, LT_STAT_TRY_FAILED);
-            }
-            return r;
-        }
-    }
+    if (__builtin_expect(bound(a) && m->_flags == 0 && !lt_stats_on, 1))
+        return a->trylock(m); /* EBUSY on a lock the caller holds, too */
     return acquire_slow(m, MODE_TRY, NULL);
 }
 
@@ -282,7 +261,9 @@ static __attribute__((noinline)) int release_slow(lt_mutex_t *m)
 LT_API int lt_mutex_unlock(lt_mutex_t *m)
 {
     const struct lt_algo *a = ops_load(m);
-    if (__builtin_expect(bound(a) && m->_flags == 0 && owner_load(m) == lt_self(), 1)) {
+    /* A holder knows its tid already (lt_acquired): no call on this path, hence no frame. */
+    int32_t me = lt_thread_self.tid;
+    if (__builtin_expect(bound(a) && m->_flags == 0 && me != 0 && owner_load(m) == me, 1)) {
         owner_store(m, 0);
         return a->unlock(m);
     }
@@ -407,14 +388,23 @@ void lt_mutex_cond_reacquire(lt_mutex_t *m, uint32_t depth)
         pthread_mutex_lock(&m->_u._posix);
         return;
     }
-    const struct lt_algo *a = ops_load(m);
-    a->lock(m);
-    owner_store(m, lt_self());
+    ops_load(m)->lock(m); /* records the owner */
     m->_count = depth;
-    lt_stat(m->_site, LT_STAT_ACQUIRED);
 }
 
 /* ---- for algorithms (algo.h) ---- */
+
+int lt_acquired_slow(lt_mutex_t *m)
+{
+    owner_store(m, lt_self());
+    lt_stat(m->_site, LT_STAT_ACQUIRED);
+    return 0;
+}
+
+void lt_misuse_relock(lt_mutex_t *m)
+{
+    lt_misuse(m, LT_MISUSE_RELOCK);
+}
 
 int lt_abstime_check(const struct timespec *abstime)
 {
@@ -434,7 +424,7 @@ int lt_timedlock_poll(lt_mutex_t *m, int (*trylock)(lt_mutex_t *), const struct 
         return 0;
     if (lt_abstime_check(abstime))
         return EINVAL;
-    lt_stat(m->_site, LT_STAT_CONTENDED);
+    lt_contended(m);
     struct lt_spin s = LT_SPIN_INIT;
     int64_t delay = 1000;
     for (;;) {

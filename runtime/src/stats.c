@@ -217,10 +217,9 @@ static void write_site(FILE *f, int first, int id, const struct counters *c)
         enum lt_stat s;
         const char *key;
     } extra[] = {
-        {LT_STAT_SKIPPED, "skipped_preempted"},
-        {LT_STAT_CULLED, "culled"},
-        {LT_STAT_REPROVISIONED, "reprovisioned"},
-        {LT_STAT_FAIR_GRANTS, "fairness_grants"},
+        {LT_STAT_SKIPPED, "skipped_preempted"},   {LT_STAT_CULLED, "culled"},
+        {LT_STAT_REPROVISIONED, "reprovisioned"}, {LT_STAT_FAIR_GRANTS, "fairness_grants"},
+        {LT_STAT_SELF_ADMITTED, "self_admitted"},
     };
     int n = 0;
     for (unsigned i = 0; i < sizeof extra / sizeof extra[0]; i++)
@@ -298,11 +297,11 @@ int lt_stats_write(void)
     fprintf(f, ",\n  \"spin_budget_ns\": %llu,\n  \"spin_budget_source\": ",
             (unsigned long long)lt_spin_budget_ns());
     json_string(f, lt_spin_budget_source());
-    uint64_t rt = lt_wait_roundtrip_ns();
+    uint64_t rt = lt_wait_unpark_ns();
     if (rt)
-        fprintf(f, ",\n  \"park_roundtrip_ns\": %llu", (unsigned long long)rt);
+        fprintf(f, ",\n  \"unpark_latency_ns\": %llu", (unsigned long long)rt);
     else
-        fputs(",\n  \"park_roundtrip_ns\": null", f);
+        fputs(",\n  \"unpark_latency_ns\": null", f);
     fputs(",\n  \"sites\": [", f);
     int first = 1;
     for (unsigned ci = 0; ci < NCHUNKS; ci++) {

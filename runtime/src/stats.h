@@ -28,6 +28,7 @@ enum lt_stat {
     LT_STAT_CULLED,           /* mcscr: waiters moved to the passive set */
     LT_STAT_REPROVISIONED,    /* mcscr: passive waiters brought back to keep the lock busy */
     LT_STAT_FAIR_GRANTS,      /* mcscr: long-term-fairness grants to the eldest passive waiter */
+    LT_STAT_SELF_ADMITTED,    /* mcscr: passive waiters that found the lock idle and took it */
     LT_STAT_N
 };
 

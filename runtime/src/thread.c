@@ -18,9 +18,6 @@ __thread struct lt_thread lt_thread_self __attribute__((tls_model("initial-exec"
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 
-/* Largest number of free nodes a thread keeps; more are returned to malloc. */
-#define POOL_MAX 16
-
 static void child_after_fork(void)
 {
     /* The child's only thread has a new tid; everything else it inherited stays valid. */
@@ -67,34 +64,27 @@ int32_t lt_thread_init_tid(void)
     return lt_thread_self.tid;
 }
 
-struct lt_qnode *lt_qnode_get(void)
+struct lt_qnode *lt_qnode_alloc(void)
 {
-    struct lt_thread *t = &lt_thread_self;
-    struct lt_qnode *n = t->free;
-    if (__builtin_expect(n != NULL, 1)) {
-        t->free = n->pool_next;
-        t->nfree--;
-        return n;
-    }
-    n = aligned_alloc(_Alignof(struct lt_qnode), sizeof *n);
+    struct lt_qnode *n = aligned_alloc(_Alignof(struct lt_qnode), sizeof *n);
     if (!n) {
         fputs("locktune: error: out of memory for a lock queue node\n", stderr);
         abort();
     }
-    lt_thread_register();
+    lt_thread_register(); /* its pool is freed when it exits */
     return n;
 }
 
-void lt_qnode_put(struct lt_qnode *n)
+void lt_qnode_release(struct lt_qnode *n)
 {
     struct lt_thread *t = &lt_thread_self;
-    if (t->nfree >= POOL_MAX || t->exiting) {
+    if (!t->registered && !t->exiting)
+        lt_thread_register(); /* a node handed over by another thread: keep it */
+    if (t->nfree >= LT_QNODE_POOL_MAX || t->exiting) {
         free(n);
         return;
     }
     n->pool_next = t->free;
     t->free = n;
     t->nfree++;
-    if (!t->registered)
-        lt_thread_register(); /* a node handed over by another thread: free it at our exit */
 }

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
+#include <stdlib.h>
 
 #include "futex.h"
 #include "stats.h"
@@ -12,12 +13,12 @@
 /* Used until calibration has run (and when it cannot run): a futex hand-off on a typical
  * virtual machine takes 5-30 us. */
 #define DEFAULT_BUDGET_NS 20000u
-#define MIN_BUDGET_NS     1000u
-#define MAX_BUDGET_NS     200000u
+#define MIN_BUDGET_NS     2000u
+#define MAX_BUDGET_NS     100000u
 
 static uint64_t budget_ns = DEFAULT_BUDGET_NS; /* atomic (relaxed): read by every spinner */
 static const char *budget_source = "default";
-static uint64_t roundtrip_ns;
+static uint64_t unpark_ns;
 static pthread_once_t calibrate_once = PTHREAD_ONCE_INIT;
 static int budget_fixed;
 
@@ -31,9 +32,9 @@ const char *lt_spin_budget_source(void)
     return __atomic_load_n(&budget_source, __ATOMIC_ACQUIRE);
 }
 
-uint64_t lt_wait_roundtrip_ns(void)
+uint64_t lt_wait_unpark_ns(void)
 {
-    return __atomic_load_n(&roundtrip_ns, __ATOMIC_RELAXED);
+    return __atomic_load_n(&unpark_ns, __ATOMIC_RELAXED);
 }
 
 void lt_wait_set_budget(uint64_t ns, const char *source)
@@ -94,33 +95,36 @@ uint32_t lt_wait_word(uint32_t *w, enum lt_wait_policy p, int site)
 }
 
 /*
- * Calibration: a futex ping-pong between this thread and a helper.  Each round trip is two
- * hand-offs, each a FUTEX_WAKE plus the wakee being scheduled: what a parked waiter pays
- * between being granted and running again.  The budget is one such hand-off.
+ * Calibration: what a parked waiter costs the thread that grants it the lock.  The granter
+ * keeps running (it does not sleep, as in a real hand-over), so the measure is the time from
+ * FUTEX_WAKE until the woken helper runs and answers: the system call plus waking a sleeping
+ * thread on another CPU (or preempting one).  The median of SAMPLES hand-overs, spaced so
+ * that the helper is asleep each time, is the budget: spinning that long before parking costs
+ * at most twice the optimum.
  */
-enum { WARMUP = 8, ROUNDS = 64 };
+enum { WARMUP = 4, SAMPLES = 31 };
 
 struct pingpong {
     uint32_t ping, pong;
 };
 
-static void await_value(uint32_t *w, uint32_t v)
-{
-    uint32_t cur;
-    /* acquire: pairs with the other side's release store. */
-    while ((cur = __atomic_load_n(w, __ATOMIC_ACQUIRE)) != v)
-        lt_futex_wait(w, cur, NULL, CLOCK_MONOTONIC);
-}
-
 static void *pong_side(void *arg)
 {
     struct pingpong *pp = arg;
-    for (uint32_t i = 1; i <= WARMUP + ROUNDS; i++) {
-        await_value(&pp->ping, i);
-        __atomic_store_n(&pp->pong, i, __ATOMIC_RELEASE);
-        lt_futex_wake(&pp->pong, 1);
+    for (uint32_t i = 1; i <= WARMUP + SAMPLES; i++) {
+        uint32_t cur;
+        /* acquire: pairs with the release store of ping. */
+        while ((cur = __atomic_load_n(&pp->ping, __ATOMIC_ACQUIRE)) != i)
+            lt_futex_wait(&pp->ping, cur, NULL, CLOCK_MONOTONIC);
+        __atomic_store_n(&pp->pong, i, __ATOMIC_RELEASE); /* the granter spins on it */
     }
     return NULL;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
 }
 
 static void calibrate(void)
@@ -131,20 +135,26 @@ static void calibrate(void)
     pthread_t t;
     if (pthread_create(&t, NULL, pong_side, &pp) != 0)
         return; /* keep the default; the statistics say so */
-    uint64_t t0 = 0;
-    for (uint32_t i = 1; i <= WARMUP + ROUNDS; i++) {
-        if (i == WARMUP + 1)
-            t0 = lt_now_ns();
-        /* The helper sleeps in the futex by the time we wake it: that is what we measure. */
+    uint64_t sample[SAMPLES];
+    for (uint32_t i = 1; i <= WARMUP + SAMPLES; i++) {
+        /* Let the helper fall asleep: spin ~20 us (no sleep of ours: we are the granter). */
+        uint64_t t0 = lt_now_ns();
+        while (lt_now_ns() - t0 < 20000)
+            lt_cpu_relax();
+        t0 = lt_now_ns();
         __atomic_store_n(&pp.ping, i, __ATOMIC_RELEASE);
         lt_futex_wake(&pp.ping, 1);
-        await_value(&pp.pong, i);
+        /* acquire: pairs with the helper's release store. */
+        while (__atomic_load_n(&pp.pong, __ATOMIC_ACQUIRE) != i)
+            lt_cpu_relax();
+        if (i > WARMUP)
+            sample[i - WARMUP - 1] = lt_now_ns() - t0;
     }
-    uint64_t rt = (lt_now_ns() - t0) / ROUNDS;
     pthread_join(t, NULL);
-    uint64_t b = rt / 2;
+    qsort(sample, SAMPLES, sizeof sample[0], cmp_u64);
+    uint64_t b = sample[SAMPLES / 2];
+    __atomic_store_n(&unpark_ns, b, __ATOMIC_RELAXED);
     b = b < MIN_BUDGET_NS ? MIN_BUDGET_NS : b > MAX_BUDGET_NS ? MAX_BUDGET_NS : b;
-    __atomic_store_n(&roundtrip_ns, rt, __ATOMIC_RELAXED);
     if (!budget_fixed) {
         __atomic_store_n(&budget_ns, b, __ATOMIC_RELAXED);
         __atomic_store_n(&budget_source, "calibrated", __ATOMIC_RELEASE);

@@ -11,10 +11,11 @@
  *                  waker changes the wait word.  Needs a word per waiter (a queue node).
  *   LT_WAIT_YIELD  sched_yield() between polls from the first poll.
  *
- * The spin budget is the cost of one park/unpark on this machine (a futex hand-off between two
- * threads, measured once per process by lt_wait_calibrate()): spinning that long before parking
- * costs at most twice the optimum (Karlin et al.; the Malthusian paper, section 5.1).
- * LOCKTUNE_SPIN_NS overrides it.
+ * The spin budget is what a parked waiter costs on this machine: the time from FUTEX_WAKE until
+ * the woken thread runs, while the waker keeps its CPU (measured once per process by
+ * lt_wait_calibrate(), median of 31 hand-overs).  Spinning that long before parking costs at
+ * most twice the optimum (Karlin et al.; the Malthusian paper, section 5.1).  LOCKTUNE_SPIN_NS
+ * overrides it.
  *
  * A wait word for LT_WAIT_PARK holds LT_WAITING while its owner waits, LT_PARKED while it
  * sleeps, and any other value (chosen by the algorithm) once granted:
@@ -117,7 +118,7 @@ const char *lt_spin_budget_source(void);
 void lt_wait_calibrate(void);
 /* LOCKTUNE_SPIN_NS (config.c): fixes the budget and disables calibration. */
 void lt_wait_set_budget(uint64_t ns, const char *source);
-/* Last calibration's round trip, ns (0 when not calibrated). */
-uint64_t lt_wait_roundtrip_ns(void);
+/* The calibration's measure: median FUTEX_WAKE-to-running latency, ns (0: not measured). */
+uint64_t lt_wait_unpark_ns(void);
 
 #endif

@@ -40,6 +40,19 @@ static int clh_destroy(lt_mutex_t *m)
     return __atomic_load_n(&LT_STATE(m, struct clh_lock)->tail, __ATOMIC_RELAXED) ? EBUSY : 0;
 }
 
+static __attribute__((noinline)) int clh_wait(lt_mutex_t *m, struct lt_qnode *n,
+                                              struct lt_qnode *pred)
+{
+    lt_contended(m);
+    struct lt_spin s = LT_SPIN_INIT;
+    /* acquire: pairs with the predecessor's release of FREE (its critical section). */
+    while (__atomic_load_n(&pred->state, __ATOMIC_ACQUIRE) != CLH_FREE)
+        lt_spin_poll(&s, LT_WAIT_SPIN);
+    lt_qnode_put(pred); /* nobody else refers to it any more */
+    __atomic_store_n(&LT_STATE(m, struct clh_lock)->owner, n, __ATOMIC_RELAXED);
+    return lt_acquired(m);
+}
+
 static int clh_lock(lt_mutex_t *m)
 {
     struct clh_lock *l = LT_STATE(m, struct clh_lock);
@@ -48,16 +61,10 @@ static int clh_lock(lt_mutex_t *m)
     /* acq_rel: release publishes state = HELD to our successor before it can read it;
      * acquire takes over the queue from the previous tail. */
     struct lt_qnode *pred = __atomic_exchange_n(&l->tail, n, __ATOMIC_ACQ_REL);
-    if (pred) {
-        lt_stat(lt_site(m), LT_STAT_CONTENDED);
-        struct lt_spin s = LT_SPIN_INIT;
-        /* acquire: pairs with the predecessor's release of FREE (its critical section). */
-        while (__atomic_load_n(&pred->state, __ATOMIC_ACQUIRE) != CLH_FREE)
-            lt_spin_poll(&s, LT_WAIT_SPIN);
-        lt_qnode_put(pred); /* nobody else refers to it any more */
-    }
+    if (__builtin_expect(pred != NULL, 0))
+        return clh_wait(m, n, pred);
     __atomic_store_n(&l->owner, n, __ATOMIC_RELAXED);
-    return 0;
+    return lt_acquired(m);
 }
 
 static int clh_trylock(lt_mutex_t *m)
@@ -70,7 +77,7 @@ static int clh_trylock(lt_mutex_t *m)
         return EBUSY;
     }
     __atomic_store_n(&l->owner, n, __ATOMIC_RELAXED);
-    return 0;
+    return lt_acquired(m);
 }
 
 static int clh_timedlock(lt_mutex_t *m, const struct timespec *abstime)

@@ -51,6 +51,16 @@ static inline struct lt_qnode *fresh_node(void)
     return n;
 }
 
+static __attribute__((noinline)) int mcs_wait(lt_mutex_t *m, struct lt_qnode *n,
+                                              struct lt_qnode *pred)
+{
+    lt_contended(m);
+    __atomic_store_n(&pred->next, n, __ATOMIC_RELEASE);
+    lt_wait_word(&n->state, LT_WAIT_SPIN, lt_site(m));
+    __atomic_store_n(&LT_STATE(m, struct mcs_lock)->owner, n, __ATOMIC_RELAXED);
+    return lt_acquired(m);
+}
+
 static int mcs_lock(lt_mutex_t *m)
 {
     struct mcs_lock *l = LT_STATE(m, struct mcs_lock);
@@ -58,13 +68,10 @@ static int mcs_lock(lt_mutex_t *m)
     /* acq_rel: release publishes our node's initialisation to the thread that links to it;
      * acquire takes over the queue (and, if it was empty, the last holder's writes). */
     struct lt_qnode *pred = __atomic_exchange_n(&l->tail, n, __ATOMIC_ACQ_REL);
-    if (pred) {
-        lt_stat(lt_site(m), LT_STAT_CONTENDED);
-        __atomic_store_n(&pred->next, n, __ATOMIC_RELEASE);
-        lt_wait_word(&n->state, LT_WAIT_SPIN, lt_site(m));
-    }
+    if (__builtin_expect(pred != NULL, 0))
+        return mcs_wait(m, n, pred);
     __atomic_store_n(&l->owner, n, __ATOMIC_RELAXED);
-    return 0;
+    return lt_acquired(m);
 }
 
 static int mcs_trylock(lt_mutex_t *m)
@@ -77,7 +84,7 @@ static int mcs_trylock(lt_mutex_t *m)
         return EBUSY;
     }
     __atomic_store_n(&l->owner, n, __ATOMIC_RELAXED);
-    return 0;
+    return lt_acquired(m);
 }
 
 static int mcs_timedlock(lt_mutex_t *m, const struct timespec *abstime)
@@ -85,20 +92,10 @@ static int mcs_timedlock(lt_mutex_t *m, const struct timespec *abstime)
     return lt_timedlock_poll(m, mcs_trylock, abstime);
 }
 
-static int mcs_unlock(lt_mutex_t *m)
+static __attribute__((noinline)) int mcs_handover(lt_mutex_t *m, struct lt_qnode *n,
+                                                  struct lt_qnode *succ)
 {
-    struct mcs_lock *l = LT_STATE(m, struct mcs_lock);
-    struct lt_qnode *n = __atomic_load_n(&l->owner, __ATOMIC_RELAXED);
-    /* acquire: pairs with the successor's release link; we then write its node. */
-    struct lt_qnode *succ = __atomic_load_n(&n->next, __ATOMIC_ACQUIRE);
-    if (!succ) {
-        struct lt_qnode *expected = n;
-        /* release: the next XCHG on tail (acquire) sees our critical section. */
-        if (__atomic_compare_exchange_n(&l->tail, &expected, NULL, 0, __ATOMIC_RELEASE,
-                                        __ATOMIC_RELAXED)) {
-            lt_qnode_put(n);
-            return 0;
-        }
+    if (!succ) { /* a waiter is between its XCHG and its link */
         struct lt_spin s = LT_SPIN_INIT;
         while (!(succ = __atomic_load_n(&n->next, __ATOMIC_ACQUIRE)))
             lt_spin_poll(&s, LT_WAIT_SPIN);
@@ -108,6 +105,22 @@ static int mcs_unlock(lt_mutex_t *m)
     __atomic_store_n(&succ->state, LT_GRANTED, __ATOMIC_RELEASE);
     lt_qnode_put(n);
     return 0;
+}
+
+static int mcs_unlock(lt_mutex_t *m)
+{
+    struct mcs_lock *l = LT_STATE(m, struct mcs_lock);
+    struct lt_qnode *n = __atomic_load_n(&l->owner, __ATOMIC_RELAXED), *expected = n;
+    /* acquire: pairs with the successor's release link; we then write its node. */
+    struct lt_qnode *succ = __atomic_load_n(&n->next, __ATOMIC_ACQUIRE);
+    /* release: the next XCHG on tail (acquire) sees our critical section. */
+    if (__builtin_expect(!succ, 1) &&
+        __atomic_compare_exchange_n(&l->tail, &expected, NULL, 0, __ATOMIC_RELEASE,
+                                    __ATOMIC_RELAXED)) {
+        lt_qnode_put(n);
+        return 0;
+    }
+    return mcs_handover(m, n, succ);
 }
 
 const struct lt_algo lt_algo_mcs = {

@@ -16,34 +16,58 @@
  *   2. cull: succ exists and has a successor of its own (so succ is not the tail, which
  *      arriving threads link to): move succ to the PS head, grant its successor.
  *   3. hand over: succ exists: grant it.
- *   4. reprovision: no successor, PS non-empty: pop the PS head (the most recently culled,
- *      likeliest still spinning), CAS(tail, n -> p): grant p.  If an arrival raced in, p goes
- *      back and the arrival gets the lock.  (Work conserving: the lock is never left free
- *      while a passive waiter could run.)
+ *   4. reprovision: no successor, PS non-empty, and its head (the most recently culled) still
+ *      spinning - or the lock is in drain mode (below): pop it, CAS(tail, n -> p), grant p.
+ *      If an arrival raced in, p goes back and the arrival gets the lock.
  *   5. release: CAS(tail, n -> NULL); if an arrival raced in, wait for its link and grant it.
  *   Every PS edit happens before the grant, because the grantee may edit the PS at once.
  *
- *   node.state: WAITING --(spin budget)--> PARKED;  WAITING/PARKED --(grant: XCHG)--> GRANTED
- *   A culled node simply stays WAITING (then PARKED) until reprovisioned or granted.
+ * Parked passive waiters (our departure from the paper).  The paper reprovisions the PS head
+ * whatever its state, which on a machine with fewer CPUs than threads means handing the lock,
+ * again and again, to a thread that sleeps: the lock stays idle for a wake-up (2-50 us here)
+ * each time the active set is briefly away, and throughput collapses.  Here a *parked* PS head
+ * is not reprovisioned while the active set keeps the lock busy: the lock is released instead
+ * and the next arrival takes it.  Work conservation comes back two ways:
+ *   - a parked waiter sleeps at most PS_TIMEOUT (1 ms, doubling to 16 ms while nothing
+ *     changes); if it then finds the lock free (tail NULL, so it cannot be in the queue), the
+ *     active set has gone: it takes the lock with a fresh node, removes its old node from the
+ *     PS as the holder, and puts the lock in drain mode;
+ *   - in drain mode every unlock that finds no successor reprovisions the PS head, parked or
+ *     not, so the passive set is admitted one after another; a hand-over to a queued
+ *     successor (an active arrival) ends drain mode.
+ * Long-term fairness is unchanged (the 1/1000 eldest grants).
  *
- * Short-term unfair by design (Gini ~0.08 in the paper), long-term fair (1/1000 eldest
- * grants).  Waiting: LT_WAIT_PARK (spin for the budget, then futex): the paper's recommended
- * form - the next owner is usually a recent, still spinning arrival, so hand-overs rarely pay
- * a wake-up, and the passive set sleeps instead of taking CPUs.  Holds up under
- * oversubscription.  State: 32 bytes + a 128-byte node per thread per lock held or awaited.
+ *   node.state: WAITING --(spin budget)--> PARKED;  WAITING/PARKED --(grant: XCHG)--> GRANTED
+ *   A culled node simply stays WAITING (then PARKED) until reprovisioned, granted, or it
+ *   admits itself after a timeout.
+ *
+ * Short-term unfair by design (Gini ~0.08 in the paper), long-term fair.  Waiting:
+ * LT_WAIT_PARK (spin for the budget, then futex): the paper's recommended form - the next
+ * owner is usually a recent, still spinning arrival, so hand-overs rarely pay a wake-up, and
+ * the passive set sleeps instead of taking CPUs.  Holds up under oversubscription.
+ * State: 32 bytes + a 128-byte node per thread per lock held or awaited.
  */
+#include <stdio.h>
+#include <stdlib.h>
+
 #include "../algo.h"
+#include "../futex.h"
 #include "../qnode.h"
 #include "../thread.h"
 
-#define FAIRNESS_PERIOD 1000 /* the paper's: one eldest grant per ~1000 unlocks */
+#define FAIRNESS_PERIOD 1000      /* the paper's: one eldest grant per ~1000 unlocks */
+#define PS_TIMEOUT_MIN  1000000u  /* a parked waiter checks for an idle lock after 1 ms, */
+#define PS_TIMEOUT_MAX  16000000u /* then after 2, 4, 8, 16 ms */
 
 struct mcscr_lock {
     struct lt_qnode *tail;
     struct lt_qnode *owner;             /* the holder's node (atomic, relaxed) */
     struct lt_qnode *ps_head, *ps_tail; /* passive set: head = latest culled, tail = eldest */
+    uint32_t drain;                     /* admit the passive set even if it sleeps */
 };
 LT_STATE_FITS(struct mcscr_lock);
+
+enum wait_result { GRANTED, IDLE_LOCK };
 
 static int mcscr_init(lt_mutex_t *m)
 {
@@ -56,6 +80,8 @@ static int mcscr_destroy(lt_mutex_t *m)
     return __atomic_load_n(&LT_STATE(m, struct mcscr_lock)->tail, __ATOMIC_RELAXED) ? EBUSY : 0;
 }
 
+/* ---- the passive set: a doubly linked list, edited by the lock holder only ---- */
+
 static void ps_push_head(struct mcscr_lock *l, struct lt_qnode *x)
 {
     x->ps_prev = NULL;
@@ -67,27 +93,41 @@ static void ps_push_head(struct mcscr_lock *l, struct lt_qnode *x)
     l->ps_head = x;
 }
 
+static void ps_unlink(struct mcscr_lock *l, struct lt_qnode *x)
+{
+    if (x->ps_prev)
+        x->ps_prev->ps_next = x->ps_next;
+    else
+        l->ps_head = x->ps_next;
+    if (x->ps_next)
+        x->ps_next->ps_prev = x->ps_prev;
+    else
+        l->ps_tail = x->ps_prev;
+}
+
 static struct lt_qnode *ps_pop_head(struct mcscr_lock *l)
 {
     struct lt_qnode *x = l->ps_head;
-    l->ps_head = x->ps_next;
-    if (l->ps_head)
-        l->ps_head->ps_prev = NULL;
-    else
-        l->ps_tail = NULL;
+    ps_unlink(l, x);
     return x;
 }
 
 static struct lt_qnode *ps_pop_tail(struct mcscr_lock *l)
 {
     struct lt_qnode *x = l->ps_tail;
-    l->ps_tail = x->ps_prev;
-    if (l->ps_tail)
-        l->ps_tail->ps_next = NULL;
-    else
-        l->ps_head = NULL;
+    ps_unlink(l, x);
     return x;
 }
+
+static int ps_contains(const struct mcscr_lock *l, const struct lt_qnode *x)
+{
+    for (const struct lt_qnode *p = l->ps_head; p; p = p->ps_next)
+        if (p == x)
+            return 1;
+    return 0;
+}
+
+/* ---- lock ---- */
 
 static struct lt_qnode *fresh_node(void)
 {
@@ -97,39 +137,100 @@ static struct lt_qnode *fresh_node(void)
     return n;
 }
 
+/* Spin for the budget, then park; a park that times out with the lock idle returns
+ * IDLE_LOCK (the caller may then admit itself). */
+static enum wait_result mcscr_wait(struct mcscr_lock *l, struct lt_qnode *n, int site)
+{
+    struct lt_spin s = LT_SPIN_INIT;
+    uint64_t timeout = PS_TIMEOUT_MIN;
+    for (;;) {
+        /* acquire: the grant carries the previous holder's critical section. */
+        uint32_t v = __atomic_load_n(&n->state, __ATOMIC_ACQUIRE);
+        if (v == LT_GRANTED)
+            return GRANTED;
+        if (v == LT_WAITING) {
+            if (!lt_spin_poll(&s, LT_WAIT_PARK))
+                continue;
+            uint32_t e = LT_WAITING;
+            /* relaxed: parking publishes nothing; the futex re-checks the word. */
+            if (!__atomic_compare_exchange_n(&n->state, &e, LT_PARKED, 0, __ATOMIC_RELAXED,
+                                             __ATOMIC_RELAXED))
+                continue; /* granted meanwhile */
+            lt_stat(site, LT_STAT_PARKED);
+        }
+        uint64_t now = lt_now_ns() + timeout;
+        struct timespec deadline = {(time_t)(now / 1000000000u), (long)(now % 1000000000u)};
+        if (lt_futex_wait(&n->state, LT_PARKED, &deadline, CLOCK_MONOTONIC) == ETIMEDOUT &&
+            __atomic_load_n(&n->state, __ATOMIC_ACQUIRE) == LT_PARKED) {
+            if (!__atomic_load_n(&l->tail, __ATOMIC_RELAXED))
+                return IDLE_LOCK;
+            timeout = timeout < PS_TIMEOUT_MAX ? timeout * 2 : PS_TIMEOUT_MAX;
+        }
+    }
+}
+
+static __attribute__((noinline)) int mcscr_queue(lt_mutex_t *m, struct lt_qnode *n,
+                                                 struct lt_qnode *pred)
+{
+    struct mcscr_lock *l = LT_STATE(m, struct mcscr_lock);
+    int site = lt_site(m);
+    lt_contended(m);
+    __atomic_store_n(&pred->next, n, __ATOMIC_RELEASE);
+    while (mcscr_wait(l, n, site) != GRANTED) {
+        /* The lock is idle and we sleep in the passive set (a queued node implies a non-NULL
+         * tail): the active set has gone.  Take the lock with a fresh node - our old one stays
+         * linked in the PS, where nobody but a holder touches it. */
+        struct lt_qnode *f = fresh_node(), *none = NULL;
+        if (!__atomic_compare_exchange_n(&l->tail, &none, f, 0, __ATOMIC_ACQ_REL,
+                                         __ATOMIC_RELAXED)) {
+            lt_qnode_put(f);
+            continue;
+        }
+        if (!ps_contains(l, n)) {
+            fputs("locktune: mcscr: internal error: a sleeping waiter is in no queue\n", stderr);
+            abort();
+        }
+        ps_unlink(l, n); /* we hold the lock: the PS is ours to edit */
+        lt_qnode_put(n);
+        n = f;
+        l->drain = 1;
+        lt_stat(site, LT_STAT_SELF_ADMITTED);
+        break;
+    }
+    __atomic_store_n(&l->owner, n, __ATOMIC_RELAXED);
+    return lt_acquired(m);
+}
+
 static int mcscr_lock(lt_mutex_t *m)
 {
     struct mcscr_lock *l = LT_STATE(m, struct mcscr_lock);
     struct lt_qnode *n = fresh_node();
     /* acq_rel: as in mcs (publish the node; take over the queue). */
     struct lt_qnode *pred = __atomic_exchange_n(&l->tail, n, __ATOMIC_ACQ_REL);
-    if (pred) {
-        lt_stat(lt_site(m), LT_STAT_CONTENDED);
-        __atomic_store_n(&pred->next, n, __ATOMIC_RELEASE);
-        lt_wait_word(&n->state, LT_WAIT_PARK, lt_site(m));
-    }
+    if (__builtin_expect(pred != NULL, 0))
+        return mcscr_queue(m, n, pred);
     __atomic_store_n(&l->owner, n, __ATOMIC_RELAXED);
-    return 0;
+    return lt_acquired(m);
 }
 
 static int mcscr_trylock(lt_mutex_t *m)
 {
     struct mcscr_lock *l = LT_STATE(m, struct mcscr_lock);
     struct lt_qnode *n = fresh_node(), *none = NULL;
-    /* A NULL tail means free with an empty passive set (the set is never left waiting on a
-     * free lock). */
     if (!__atomic_compare_exchange_n(&l->tail, &none, n, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
         lt_qnode_put(n);
         return EBUSY;
     }
     __atomic_store_n(&l->owner, n, __ATOMIC_RELAXED);
-    return 0;
+    return lt_acquired(m);
 }
 
 static int mcscr_timedlock(lt_mutex_t *m, const struct timespec *abstime)
 {
     return lt_timedlock_poll(m, mcscr_trylock, abstime);
 }
+
+/* ---- unlock ---- */
 
 static void grant(int site, struct lt_qnode *x)
 {
@@ -157,12 +258,11 @@ static int replace_tail(struct mcscr_lock *l, struct lt_qnode *n, struct lt_qnod
                                        __ATOMIC_RELAXED);
 }
 
-static int mcscr_unlock(lt_mutex_t *m)
+static __attribute__((noinline)) int mcscr_unlock_slow(lt_mutex_t *m, struct lt_qnode *n,
+                                                       struct lt_qnode *succ)
 {
     struct mcscr_lock *l = LT_STATE(m, struct mcscr_lock);
     int site = lt_site(m);
-    struct lt_qnode *n = __atomic_load_n(&l->owner, __ATOMIC_RELAXED);
-    struct lt_qnode *succ = __atomic_load_n(&n->next, __ATOMIC_ACQUIRE);
 
     if (l->ps_tail && lt_rand() % FAIRNESS_PERIOD == 0) { /* 1. long-term fairness */
         struct lt_qnode *e = ps_pop_tail(l);
@@ -185,10 +285,14 @@ static int mcscr_unlock(lt_mutex_t *m)
             lt_stat(site, LT_STAT_CULLED);
             succ = ss;
         }
+        l->drain = 0;      /* an active arrival: the active set is back */
         grant(site, succ); /* 3. */
         goto out;
     }
-    if (l->ps_head) { /* 4. reprovision */
+    /* 4. reprovision: a spinning PS head, or any in drain mode.  relaxed: a hint; a head that
+     * parks meanwhile is woken by the grant's exchange. */
+    if (l->ps_head &&
+        (l->drain || __atomic_load_n(&l->ps_head->state, __ATOMIC_RELAXED) == LT_WAITING)) {
         struct lt_qnode *p = ps_pop_head(l);
         if (replace_tail(l, n, p)) {
             lt_stat(site, LT_STAT_REPROVISIONED);
@@ -198,7 +302,7 @@ static int mcscr_unlock(lt_mutex_t *m)
         ps_push_head(l, p); /* an arrival raced in: it gets the lock */
     } else {
         struct lt_qnode *expected = n;
-        /* 5. release: the next XCHG on tail (acquire) sees our critical section. */
+        /* 5. release: the next XCHG on tail (acquire) sees our critical section and the PS. */
         if (__atomic_compare_exchange_n(&l->tail, &expected, NULL, 0, __ATOMIC_RELEASE,
                                         __ATOMIC_RELAXED))
             goto out;
@@ -209,14 +313,30 @@ out:
     return 0;
 }
 
+static int mcscr_unlock(lt_mutex_t *m)
+{
+    struct mcscr_lock *l = LT_STATE(m, struct mcscr_lock);
+    struct lt_qnode *n = __atomic_load_n(&l->owner, __ATOMIC_RELAXED), *expected = n;
+    struct lt_qnode *succ = __atomic_load_n(&n->next, __ATOMIC_ACQUIRE);
+    /* Nobody queued and nobody passive: plain release (step 5).  release: the next XCHG on
+     * tail (acquire) sees our critical section. */
+    if (__builtin_expect(!succ && !l->ps_head, 1) &&
+        __atomic_compare_exchange_n(&l->tail, &expected, NULL, 0, __ATOMIC_RELEASE,
+                                    __ATOMIC_RELAXED)) {
+        lt_qnode_put(n);
+        return 0;
+    }
+    return mcscr_unlock_slow(m, n, succ);
+}
+
 const struct lt_algo lt_algo_mcscr = {
     .name = "mcscr",
     .caps = LT_CAP_SUPPORTS_COND | LT_CAP_BLOCKING | LT_CAP_OVERSUB_SAFE,
     .counts = LT_STAT_BIT(LT_STAT_PARKED) | LT_STAT_BIT(LT_STAT_HANDOVERS) |
               LT_STAT_BIT(LT_STAT_CULLED) | LT_STAT_BIT(LT_STAT_REPROVISIONED) |
-              LT_STAT_BIT(LT_STAT_FAIR_GRANTS),
+              LT_STAT_BIT(LT_STAT_FAIR_GRANTS) | LT_STAT_BIT(LT_STAT_SELF_ADMITTED),
     .size = sizeof(struct mcscr_lock),
-    .wait = "spin for the budget, then park (futex)",
+    .wait = "spin for the budget, then park (futex, timed for the passive set)",
     .init = mcscr_init,
     .destroy = mcscr_destroy,
     .lock = mcscr_lock,

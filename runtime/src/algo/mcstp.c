@@ -5,8 +5,13 @@
  * running: the lock then waits for the scheduler.  Here every waiter publishes, while it
  * spins, the time it was last running (node.stamp); the unlocker hands the lock to the first
  * waiter whose stamp is fresh and removes the stale ones it passes, which re-enqueue at the
- * tail when they next run.  Waiters spin for the spin budget and then yield between polls,
- * so a preempted holder gets a CPU back soon.
+ * tail when they next run.  The other weakness, a holder preempted inside its critical
+ * section, is met as MCS-TP meets it: waiters spin while the lock keeps changing hands and
+ * yield the CPU only when it has not for a spin budget - the holder is then presumably off
+ * its CPU and needs one.  (MCS-TP publishes the holder's start time; a generation count that
+ * every acquisition bumps gives waiters the same information without a clock read on the
+ * uncontended path.)  A waiter that yielded on every budget would go stale each time and be
+ * skipped, again and again: it only yields when yielding helps.
  *
  *   node.state: WAITING --(unlocker: fresh stamp)--> GRANTED
  *                  |
@@ -26,9 +31,11 @@
  * STALE_NS = 20 us (the MCS-TP authors: 10 us for a stamp to be seen), far more than the
  * ~1 us between a running waiter's stamps.
  *
- * Not strictly FIFO (a preempted waiter loses its place).  Waiting: LT_WAIT_SPIN with stamps.
- * timedlock polls trylock (a timed waiter does not queue).  Holds up under oversubscription.
- * State: 16 bytes (tail, holder's node) + a 128-byte node per thread per lock held or awaited.
+ * Not strictly FIFO (a preempted waiter loses its place).  Waiting: spin publishing stamps,
+ * yield while the lock is stuck (never parks).  timedlock polls trylock (a timed waiter does
+ * not queue).  Holds up under oversubscription.
+ * State: 24 bytes (tail, holder's node, generation) + a 128-byte node per thread per lock held
+ * or awaited.
  */
 #include <sched.h>
 
@@ -42,6 +49,7 @@ enum { TP_GRANTED = LT_GRANTED, TP_REMOVED = LT_GRANTED + 1 };
 struct mcstp_lock {
     struct lt_qnode *tail;
     struct lt_qnode *owner; /* the holder's node (atomic, relaxed) */
+    uint32_t gen;           /* bumped by every acquisition (atomic, relaxed) */
 };
 LT_STATE_FITS(struct mcstp_lock);
 
@@ -62,10 +70,21 @@ static inline void publish(struct lt_qnode *n, uint64_t now)
     __atomic_store_n(&n->stamp, now, __ATOMIC_RELAXED);
 }
 
-/* Spin until the holder grants or removes us, publishing our stamp. */
-static uint32_t mcstp_wait(struct lt_qnode *n)
+/* Record an acquisition: the lock changed hands (waiters watch this; see above). */
+static inline int mcstp_acquired(lt_mutex_t *m, struct mcstp_lock *l, struct lt_qnode *n)
 {
-    uint64_t start = lt_now_ns(), budget = lt_spin_budget_ns();
+    __atomic_store_n(&l->owner, n, __ATOMIC_RELAXED);
+    /* relaxed: a progress hint; we own the line already (we just swapped the tail). */
+    __atomic_store_n(&l->gen, __atomic_load_n(&l->gen, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+    return lt_acquired(m);
+}
+
+/* Spin until the holder grants or removes us, publishing our stamp; yield only while the
+ * lock does not change hands. */
+static uint32_t mcstp_wait(struct mcstp_lock *l, struct lt_qnode *n)
+{
+    uint64_t budget = lt_spin_budget_ns(), changed = lt_now_ns();
+    uint32_t gen = __atomic_load_n(&l->gen, __ATOMIC_RELAXED);
     for (unsigned polls = 1;; polls++) {
         /* acquire: the grant carries the previous holder's critical section. */
         uint32_t st = __atomic_load_n(&n->state, __ATOMIC_ACQUIRE);
@@ -75,38 +94,52 @@ static uint32_t mcstp_wait(struct lt_qnode *n)
         if ((polls & 15) == 0) {
             uint64_t now = lt_now_ns();
             publish(n, now);
-            if (now - start >= budget) {
-                sched_yield(); /* while we are off the CPU our stamp goes stale */
-                publish(n, lt_now_ns());
+            uint32_t g = __atomic_load_n(&l->gen, __ATOMIC_RELAXED);
+            if (g != gen) {
+                gen = g;
+                changed = now;
+            } else if (now - changed >= budget) {
+                sched_yield(); /* the holder seems descheduled: give it a CPU */
+                changed = lt_now_ns();
+                publish(n, changed);
             }
         }
     }
+}
+
+static __attribute__((noinline)) int mcstp_queue(lt_mutex_t *m, struct lt_qnode *n,
+                                                 struct lt_qnode *pred)
+{
+    struct mcstp_lock *l = LT_STATE(m, struct mcstp_lock);
+    lt_contended(m);
+    for (;;) {
+        /* The unlocker reads our stamp only after it sees our link (release below). */
+        publish(n, lt_now_ns());
+        __atomic_store_n(&pred->next, n, __ATOMIC_RELEASE);
+        if (mcstp_wait(l, n) == TP_GRANTED)
+            break;
+        /* REMOVED: we were passed over while descheduled; the holder is done with our node */
+        __atomic_store_n(&n->next, NULL, __ATOMIC_RELAXED);
+        __atomic_store_n(&n->state, LT_WAITING, __ATOMIC_RELAXED);
+        /* acq_rel: as in mcs (publish the node; take over the queue). */
+        pred = __atomic_exchange_n(&l->tail, n, __ATOMIC_ACQ_REL);
+        if (!pred)
+            break;
+    }
+    return mcstp_acquired(m, l, n);
 }
 
 static int mcstp_lock(lt_mutex_t *m)
 {
     struct mcstp_lock *l = LT_STATE(m, struct mcstp_lock);
     struct lt_qnode *n = lt_qnode_get();
-    int contended = 0;
-    for (;;) {
-        __atomic_store_n(&n->next, NULL, __ATOMIC_RELAXED);
-        __atomic_store_n(&n->state, LT_WAITING, __ATOMIC_RELAXED);
-        publish(n, lt_now_ns());
-        /* acq_rel: as in mcs (publish the node; take over the queue). */
-        struct lt_qnode *pred = __atomic_exchange_n(&l->tail, n, __ATOMIC_ACQ_REL);
-        if (!pred)
-            break;
-        if (!contended) {
-            contended = 1;
-            lt_stat(lt_site(m), LT_STAT_CONTENDED);
-        }
-        __atomic_store_n(&pred->next, n, __ATOMIC_RELEASE);
-        if (mcstp_wait(n) == TP_GRANTED)
-            break;
-        /* REMOVED: we were passed over while descheduled; the holder is done with our node */
-    }
-    __atomic_store_n(&l->owner, n, __ATOMIC_RELAXED);
-    return 0;
+    __atomic_store_n(&n->next, NULL, __ATOMIC_RELAXED);
+    __atomic_store_n(&n->state, LT_WAITING, __ATOMIC_RELAXED);
+    /* acq_rel: as in mcs (publish the node; take over the queue). */
+    struct lt_qnode *pred = __atomic_exchange_n(&l->tail, n, __ATOMIC_ACQ_REL);
+    if (__builtin_expect(pred != NULL, 0))
+        return mcstp_queue(m, n, pred);
+    return mcstp_acquired(m, l, n);
 }
 
 static int mcstp_trylock(lt_mutex_t *m)
@@ -118,8 +151,7 @@ static int mcstp_trylock(lt_mutex_t *m)
         lt_qnode_put(n);
         return EBUSY;
     }
-    __atomic_store_n(&l->owner, n, __ATOMIC_RELAXED);
-    return 0;
+    return mcstp_acquired(m, l, n);
 }
 
 static int mcstp_timedlock(lt_mutex_t *m, const struct timespec *abstime)
@@ -137,20 +169,12 @@ static struct lt_qnode *await_link(struct lt_qnode *n)
     return next;
 }
 
-static int mcstp_unlock(lt_mutex_t *m)
+static __attribute__((noinline)) int mcstp_handover(lt_mutex_t *m, struct lt_qnode *n,
+                                                    struct lt_qnode *cand)
 {
     struct mcstp_lock *l = LT_STATE(m, struct mcstp_lock);
-    struct lt_qnode *n = __atomic_load_n(&l->owner, __ATOMIC_RELAXED);
-    struct lt_qnode *cand = __atomic_load_n(&n->next, __ATOMIC_ACQUIRE), *expected = n;
-    if (!cand) {
-        /* release: the next XCHG on tail (acquire) sees our critical section. */
-        if (__atomic_compare_exchange_n(&l->tail, &expected, NULL, 0, __ATOMIC_RELEASE,
-                                        __ATOMIC_RELAXED)) {
-            lt_qnode_put(n);
-            return 0;
-        }
+    if (!cand) /* a waiter is between its XCHG and its link */
         cand = await_link(n);
-    }
     lt_qnode_put(n); /* linked behind: nobody refers to our node any more */
     int site = lt_site(m);
     for (;;) {
@@ -164,7 +188,7 @@ static int mcstp_unlock(lt_mutex_t *m)
         }
         struct lt_qnode *next = __atomic_load_n(&cand->next, __ATOMIC_ACQUIRE);
         if (!next) {
-            expected = cand;
+            struct lt_qnode *expected = cand;
             /* cand is the tail: leave the queue empty, the lock free (release, as above). */
             if (__atomic_compare_exchange_n(&l->tail, &expected, NULL, 0, __ATOMIC_RELEASE,
                                             __ATOMIC_RELAXED)) {
@@ -179,6 +203,21 @@ static int mcstp_unlock(lt_mutex_t *m)
         __atomic_store_n(&cand->state, TP_REMOVED, __ATOMIC_RELEASE);
         cand = next;
     }
+}
+
+static int mcstp_unlock(lt_mutex_t *m)
+{
+    struct mcstp_lock *l = LT_STATE(m, struct mcstp_lock);
+    struct lt_qnode *n = __atomic_load_n(&l->owner, __ATOMIC_RELAXED), *expected = n;
+    struct lt_qnode *cand = __atomic_load_n(&n->next, __ATOMIC_ACQUIRE);
+    /* release: the next XCHG on tail (acquire) sees our critical section. */
+    if (__builtin_expect(!cand, 1) &&
+        __atomic_compare_exchange_n(&l->tail, &expected, NULL, 0, __ATOMIC_RELEASE,
+                                    __ATOMIC_RELAXED)) {
+        lt_qnode_put(n);
+        return 0;
+    }
+    return mcstp_handover(m, n, cand);
 }
 
 const struct lt_algo lt_algo_mcstp = {

@@ -29,20 +29,23 @@ static int posix_lock(lt_mutex_t *m)
 {
     if (__builtin_expect(lt_stats_on, 0)) { /* contended = the first attempt failed */
         if (pthread_mutex_trylock(&m->_u._posix) == 0)
-            return 0;
-        lt_stat(lt_site(m), LT_STAT_CONTENDED);
+            return lt_acquired(m);
+        lt_contended(m);
     }
-    return pthread_mutex_lock(&m->_u._posix);
+    int r = pthread_mutex_lock(&m->_u._posix);
+    return r ? r : lt_acquired(m);
 }
 
 static int posix_trylock(lt_mutex_t *m)
 {
-    return pthread_mutex_trylock(&m->_u._posix);
+    int r = pthread_mutex_trylock(&m->_u._posix);
+    return r ? r : lt_acquired(m);
 }
 
 static int posix_timedlock(lt_mutex_t *m, const struct timespec *abstime)
 {
-    return pthread_mutex_timedlock(&m->_u._posix, abstime);
+    int r = pthread_mutex_timedlock(&m->_u._posix, abstime);
+    return r ? r : lt_acquired(m);
 }
 
 static int posix_unlock(lt_mutex_t *m)

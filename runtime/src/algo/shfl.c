@@ -4,7 +4,7 @@
  * Waiting: LT_WAIT_SPIN - for under-subscribed machines, where it keeps hand-overs
  * cache-to-cache.  With a queue, the lock goes to the queue head in order: a descheduled head
  * stalls it, so it collapses when threads outnumber CPUs (use shfl-block there).
- * State: 16 bytes (12 used); queue nodes live on the waiters' stacks.
+ * State: 16 bytes; queue nodes live on the waiters' stacks.
  */
 #include "shfl_core.h"
 
@@ -17,7 +17,7 @@ static int shfl_init(lt_mutex_t *m)
 static int shfl_lock(lt_mutex_t *m)
 {
     if (__builtin_expect(shfl_fast(LT_STATE(m, struct shfl_lock)), 1))
-        return 0;
+        return lt_acquired(m);
     return shfl_lock_slow(m, false);
 }
 
@@ -26,23 +26,16 @@ static int shfl_timedlock(lt_mutex_t *m, const struct timespec *abstime)
     return lt_timedlock_poll(m, shfl_trylock_any, abstime);
 }
 
-static int shfl_unlock(lt_mutex_t *m)
-{
-    /* release: clear LOCKED only; NO_STEAL belongs to the waiters. */
-    __atomic_fetch_and(&LT_STATE(m, struct shfl_lock)->glock, ~SH_LOCKED, __ATOMIC_RELEASE);
-    return 0;
-}
-
 const struct lt_algo lt_algo_shfl = {
     .name = "shfl",
     .caps = LT_CAP_SUPPORTS_COND,
     .counts = LT_STAT_BIT(LT_STAT_PARKED),
-    .size = 12,
+    .size = sizeof(struct shfl_lock),
     .wait = "spin (queue head on the lock word, others on their own node), then yield",
     .init = shfl_init,
     .destroy = shfl_destroy_any,
     .lock = shfl_lock,
     .trylock = shfl_trylock_any,
     .timedlock = shfl_timedlock,
-    .unlock = shfl_unlock,
+    .unlock = shfl_unlock_any,
 };

@@ -5,14 +5,20 @@
  *
  * A test-and-set word decoupled from an MCS-style queue of waiters:
  *
- *   glock: bit 0 LOCKED, bit 8 NO_STEAL (shfl only)     tail: the queue's last node
+ *   locked: 0/1      no_steal: 1 while waiters queue (shfl only)     tail: the queue's last node
  *
- *   lock: fast path  CAS(glock, 0 -> LOCKED): succeeds only when free and stealing allowed
+ *   lock: fast path  no_steal == 0, then CAS(locked, 0 -> 1)
  *         slow path  join the queue with a node on our stack; wait until we are its head
- *                    (READY); then spin on LOCKED and take it with CAS(glock, v -> v|LOCKED),
- *                    which ignores NO_STEAL; finally make our successor the head (READY) -
+ *                    (READY); then spin on `locked` and take it with CAS(locked, 0 -> 1),
+ *                    whatever no_steal says; finally make our successor the head (READY) -
  *                    the "MCS unlock" happens at the end of lock, so the holder keeps no node.
- *   unlock: clear LOCKED.                 trylock: the fast path's single CAS.
+ *   unlock: locked = 0 (a release store).     trylock: the fast path.
+ *
+ * The dissertation packs LOCKED and NO_STEAL in one word (one CAS tests both) and unlocks with
+ * a byte store; C11 has no mixed-size atomics, so here they are two words: a stealer that
+ * read no_steal == 0 just before the first waiter set it may steal once more - a bypass, never
+ * a breach of mutual exclusion, which the CAS on `locked` alone guarantees - and unlock stays a
+ * plain store.
  *
  * Shuffling: a waiter (the shuffler; at first the queue head) walks the queue behind it while
  * it waits, off the critical path, and groups the waiters of its own NUMA node right behind
@@ -20,12 +26,12 @@
  * It never moves its own successor's predecessor link, the tail (arrivals link to it), or a
  * node whose next is not linked yet.  On a one-node machine the grouping moves nothing.
  *
- * shfl (non-blocking): the first waiter sets NO_STEAL, so with a queue the lock goes to the
+ * shfl (non-blocking): the first waiter sets no_steal, so with a queue the lock goes to the
  * queue head in order (no starvation); the last waiter to leave clears it.  Waiting:
  * LT_WAIT_SPIN.  The head hand-over is FIFO, so a descheduled head stalls the lock: it
  * collapses when threads outnumber CPUs - not for oversubscribed use.
  *
- * shfl-block: NO_STEAL is never set - arriving threads may always steal the lock, so a
+ * shfl-block: no_steal is never set - arriving threads may always steal the lock, so a
  * descheduled head does not stall it.  Non-head waiters spin for the spin budget, then park
  * (node.status WAITING -> PARKED by CAS, futex wait).  Wake-ups stay off the critical path:
  * the head wakes its successor (PARKED -> SPINNING, or WAITING -> SPINNING) before it spins
@@ -48,8 +54,6 @@
 #include "../algo.h"
 #include "../futex.h"
 
-#define SH_LOCKED     1u
-#define SH_NO_STEAL   0x100u
 #define MAX_SHUFFLES  1024u
 #define SH_WAKE_AHEAD 2u
 
@@ -64,8 +68,8 @@ struct shfl_node {
 } __attribute__((aligned(64)));
 
 struct shfl_lock {
-    uint32_t glock;
-    uint32_t _pad;
+    uint32_t locked;   /* atomic */
+    uint32_t no_steal; /* atomic; shfl only */
     struct shfl_node *tail;
 };
 LT_STATE_FITS(struct shfl_lock);
@@ -127,27 +131,33 @@ static inline void shfl_shuffle(struct shfl_lock *l, struct shfl_node *n, bool h
         }
         if (batch >= MAX_SHUFFLES)
             break;
-        if (head ? !(__atomic_load_n(&l->glock, __ATOMIC_RELAXED) & SH_LOCKED)
+        if (head ? !__atomic_load_n(&l->locked, __ATOMIC_RELAXED)
                  : __atomic_load_n(&n->status, __ATOMIC_RELAXED) == SH_READY)
             break; /* our own turn has come */
     }
     __atomic_store_n(&qlast->is_shuffler, 1, __ATOMIC_RELEASE);
 }
 
-static inline bool shfl_fast(struct shfl_lock *l)
+static inline bool shfl_take(struct shfl_lock *l)
 {
     uint32_t z = 0;
     /* acquire: the critical section starts after the CAS that took the word. */
-    return __atomic_load_n(&l->glock, __ATOMIC_RELAXED) == 0 &&
-           __atomic_compare_exchange_n(&l->glock, &z, SH_LOCKED, 0, __ATOMIC_ACQUIRE,
-                                       __ATOMIC_RELAXED);
+    return __atomic_load_n(&l->locked, __ATOMIC_RELAXED) == 0 &&
+           __atomic_compare_exchange_n(&l->locked, &z, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
 }
 
-static inline int shfl_lock_slow(lt_mutex_t *m, bool blocking)
+/* The fast path: steal the lock unless waiters have asked for it in order. */
+static inline bool shfl_fast(struct shfl_lock *l)
+{
+    /* relaxed: a hint; see the header comment for the one racy bypass it allows. */
+    return __atomic_load_n(&l->no_steal, __ATOMIC_RELAXED) == 0 && shfl_take(l);
+}
+
+static __attribute__((noinline)) int shfl_lock_slow(lt_mutex_t *m, bool blocking)
 {
     struct shfl_lock *l = LT_STATE(m, struct shfl_lock);
     int site = lt_site(m);
-    lt_stat(site, LT_STAT_CONTENDED);
+    lt_contended(m);
     struct shfl_node n;
     __atomic_store_n(&n.next, NULL, __ATOMIC_RELAXED);
     __atomic_store_n(&n.status, SH_WAITING, __ATOMIC_RELAXED);
@@ -176,7 +186,7 @@ static inline int shfl_lock_slow(lt_mutex_t *m, bool blocking)
         }
     } else if (!blocking) {
         /* First waiter: from now on the lock goes to the queue head (no starvation). */
-        __atomic_fetch_or(&l->glock, SH_NO_STEAL, __ATOMIC_RELAXED);
+        __atomic_store_n(&l->no_steal, 1, __ATOMIC_RELAXED);
     }
 
     /* We are the queue head.  Wake our successor ahead of its turn, then take the word. */
@@ -193,15 +203,9 @@ static inline int shfl_lock_slow(lt_mutex_t *m, bool blocking)
                 shfl_keep_spinning(succ);
             }
         }
-        uint32_t v = __atomic_load_n(&l->glock, __ATOMIC_RELAXED);
-        if (v & SH_LOCKED) {
-            lt_spin_poll(&s, LT_WAIT_SPIN); /* the head never parks */
-            continue;
-        }
-        /* acquire, as in the fast path.  Only LOCKED is tested: NO_STEAL is for others. */
-        if (__atomic_compare_exchange_n(&l->glock, &v, v | SH_LOCKED, 0, __ATOMIC_ACQUIRE,
-                                        __ATOMIC_RELAXED))
+        if (shfl_take(l)) /* no_steal is for the others */
             break;
+        lt_spin_poll(&s, LT_WAIT_SPIN); /* the head never parks */
     }
 
     /* Hand the head role on: the MCS unlock, done at the end of lock. */
@@ -213,8 +217,8 @@ static inline int shfl_lock_slow(lt_mutex_t *m, bool blocking)
                                         __ATOMIC_RELAXED)) {
             if (!blocking) /* the last waiter leaves: stealing allowed again (a race with a
                               new first waiter only costs it some fairness) */
-                __atomic_fetch_and(&l->glock, ~SH_NO_STEAL, __ATOMIC_RELAXED);
-            return 0;
+                __atomic_store_n(&l->no_steal, 0, __ATOMIC_RELAXED);
+            return lt_acquired(m);
         }
         struct lt_spin s2 = LT_SPIN_INIT;
         while (!(next = __atomic_load_n(&n.next, __ATOMIC_ACQUIRE)))
@@ -224,12 +228,19 @@ static inline int shfl_lock_slow(lt_mutex_t *m, bool blocking)
      * tells us whether it sleeps.  After it, our stack node is never touched again. */
     if (__atomic_exchange_n(&next->status, SH_READY, __ATOMIC_RELEASE) == SH_PARKED)
         lt_futex_wake(&next->status, 1);
-    return 0;
+    return lt_acquired(m);
 }
 
 static inline int shfl_trylock_any(lt_mutex_t *m)
 {
-    return shfl_fast(LT_STATE(m, struct shfl_lock)) ? 0 : EBUSY;
+    return shfl_fast(LT_STATE(m, struct shfl_lock)) ? lt_acquired(m) : EBUSY;
+}
+
+static inline int shfl_unlock_any(lt_mutex_t *m)
+{
+    /* release: the critical section's writes go to the next taker. */
+    __atomic_store_n(&LT_STATE(m, struct shfl_lock)->locked, 0, __ATOMIC_RELEASE);
+    return 0;
 }
 
 static inline int shfl_destroy_any(lt_mutex_t *m)

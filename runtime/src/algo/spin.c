@@ -47,28 +47,33 @@ static inline int spin_try(struct spin_lock *l)
            __atomic_compare_exchange_n(&l->word, &z, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
 }
 
-static int spin_lock(lt_mutex_t *m)
+static __attribute__((noinline)) int spin_wait(lt_mutex_t *m)
 {
     struct spin_lock *l = LT_STATE(m, struct spin_lock);
-    if (__builtin_expect(spin_try(l), 1))
-        return 0;
-    lt_stat(lt_site(m), LT_STAT_CONTENDED);
+    lt_contended(m);
     struct lt_spin s = LT_SPIN_INIT;
     unsigned window = BACKOFF_MIN;
     for (;;) {
         while (__atomic_load_n(&l->word, __ATOMIC_RELAXED) != 0)
             lt_spin_poll(&s, LT_WAIT_SPIN);
         if (spin_try(l))
-            return 0;
+            return lt_acquired(m);
         for (unsigned d = lt_rand() % window + 1; d > 0; d--)
             lt_spin_poll(&s, LT_WAIT_SPIN);
         window = window < BACKOFF_MAX ? window * 2 : BACKOFF_MAX;
     }
 }
 
+static int spin_lock(lt_mutex_t *m)
+{
+    if (__builtin_expect(spin_try(LT_STATE(m, struct spin_lock)), 1))
+        return lt_acquired(m);
+    return spin_wait(m);
+}
+
 static int spin_trylock(lt_mutex_t *m)
 {
-    return spin_try(LT_STATE(m, struct spin_lock)) ? 0 : EBUSY;
+    return spin_try(LT_STATE(m, struct spin_lock)) ? lt_acquired(m) : EBUSY;
 }
 
 static int spin_timedlock(lt_mutex_t *m, const struct timespec *abstime)

@@ -39,18 +39,24 @@ static int ticket_destroy(lt_mutex_t *m)
                : 0;
 }
 
+static __attribute__((noinline)) int ticket_wait(lt_mutex_t *m, uint32_t t)
+{
+    struct ticket_lock *l = LT_STATE(m, struct ticket_lock);
+    lt_contended(m);
+    struct lt_spin s = LT_SPIN_INIT;
+    while (__atomic_load_n(&l->owner, __ATOMIC_ACQUIRE) != t)
+        lt_spin_poll(&s, LT_WAIT_SPIN);
+    return lt_acquired(m);
+}
+
 static int ticket_lock(lt_mutex_t *m)
 {
     struct ticket_lock *l = LT_STATE(m, struct ticket_lock);
     /* relaxed: ordering comes from the acquire load of owner that admits us. */
     uint32_t t = __atomic_fetch_add(&l->next, 1, __ATOMIC_RELAXED);
     if (__builtin_expect(__atomic_load_n(&l->owner, __ATOMIC_ACQUIRE) == t, 1))
-        return 0;
-    lt_stat(lt_site(m), LT_STAT_CONTENDED);
-    struct lt_spin s = LT_SPIN_INIT;
-    while (__atomic_load_n(&l->owner, __ATOMIC_ACQUIRE) != t)
-        lt_spin_poll(&s, LT_WAIT_SPIN);
-    return 0;
+        return lt_acquired(m);
+    return ticket_wait(m, t);
 }
 
 static int ticket_trylock(lt_mutex_t *m)
@@ -61,7 +67,7 @@ static int ticket_trylock(lt_mutex_t *m)
     uint32_t t = o;
     /* Free iff next == owner: then take ticket o, which is served at once. */
     return __atomic_compare_exchange_n(&l->next, &t, o + 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)
-               ? 0
+               ? lt_acquired(m)
                : EBUSY;
 }
 
@@ -70,12 +76,18 @@ static int ticket_timedlock(lt_mutex_t *m, const struct timespec *abstime)
     return lt_timedlock_poll(m, ticket_trylock, abstime);
 }
 
+static __attribute__((noinline)) void ticket_count_handover(lt_mutex_t *m, uint32_t o)
+{
+    if (__atomic_load_n(&LT_STATE(m, struct ticket_lock)->next, __ATOMIC_RELAXED) != o)
+        lt_stat(lt_site(m), LT_STAT_HANDOVERS);
+}
+
 static int ticket_unlock(lt_mutex_t *m)
 {
     struct ticket_lock *l = LT_STATE(m, struct ticket_lock);
     uint32_t o = __atomic_load_n(&l->owner, __ATOMIC_RELAXED) + 1; /* only we write it */
-    if (__builtin_expect(lt_stats_on, 0) && __atomic_load_n(&l->next, __ATOMIC_RELAXED) != o)
-        lt_stat(lt_site(m), LT_STAT_HANDOVERS);
+    if (__builtin_expect(lt_stats_on, 0))
+        ticket_count_handover(m, o);
     /* release: the critical section's writes go to the thread holding ticket o. */
     __atomic_store_n(&l->owner, o, __ATOMIC_RELEASE);
     return 0;

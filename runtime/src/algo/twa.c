@@ -59,15 +59,10 @@ static int twa_destroy(lt_mutex_t *m)
                : 0;
 }
 
-static int twa_lock(lt_mutex_t *m)
+static __attribute__((noinline)) int twa_queue(lt_mutex_t *m, uint32_t tx, uint32_t dx)
 {
     struct twa_lock *l = LT_STATE(m, struct twa_lock);
-    /* relaxed: we are admitted by an acquire load of grant. */
-    uint32_t tx = __atomic_fetch_add(&l->ticket, 1, __ATOMIC_RELAXED);
-    uint32_t dx = tx - __atomic_load_n(&l->grant, __ATOMIC_ACQUIRE);
-    if (__builtin_expect(dx == 0, 1))
-        return 0;
-    lt_stat(lt_site(m), LT_STAT_CONTENDED);
+    lt_contended(m);
     struct lt_spin s = LT_SPIN_INIT;
     if (dx > TWA_LTT) {
         uint64_t *w = twa_slot(l, tx);
@@ -84,7 +79,18 @@ static int twa_lock(lt_mutex_t *m)
     }
     while (__atomic_load_n(&l->grant, __ATOMIC_ACQUIRE) != tx)
         lt_spin_poll(&s, LT_WAIT_SPIN);
-    return 0;
+    return lt_acquired(m);
+}
+
+static int twa_lock(lt_mutex_t *m)
+{
+    struct twa_lock *l = LT_STATE(m, struct twa_lock);
+    /* relaxed: we are admitted by an acquire load of grant. */
+    uint32_t tx = __atomic_fetch_add(&l->ticket, 1, __ATOMIC_RELAXED);
+    uint32_t dx = tx - __atomic_load_n(&l->grant, __ATOMIC_ACQUIRE);
+    if (__builtin_expect(dx == 0, 1))
+        return lt_acquired(m);
+    return twa_queue(m, tx, dx);
 }
 
 static int twa_trylock(lt_mutex_t *m)
@@ -93,7 +99,7 @@ static int twa_trylock(lt_mutex_t *m)
     uint32_t g = __atomic_load_n(&l->grant, __ATOMIC_ACQUIRE), t = g;
     /* grant <= ticket always, and grant only grows: ticket == g means free. */
     return __atomic_compare_exchange_n(&l->ticket, &t, g + 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)
-               ? 0
+               ? lt_acquired(m)
                : EBUSY;
 }
 
