@@ -29,6 +29,8 @@ static void thread_exit(void *arg)
     (void)arg;
     struct lt_thread *t = &lt_thread_self;
     t->exiting = 1;
+    if (t->deferred)
+        lt_cond_flush_deferred(); /* never strand a waiter */
     while (t->free) {
         struct lt_qnode *n = t->free;
         t->free = n->pool_next;
