@@ -77,7 +77,9 @@ static int mcscr_init(lt_mutex_t *m)
 
 static int mcscr_destroy(lt_mutex_t *m)
 {
-    return __atomic_load_n(&LT_STATE(m, struct mcscr_lock)->tail, __ATOMIC_RELAXED) ? EBUSY : 0;
+    struct mcscr_lock *l = LT_STATE(m, struct mcscr_lock);
+    /* Passive waiters may sleep on a free lock (see above): they wait for it too. */
+    return __atomic_load_n(&l->tail, __ATOMIC_RELAXED) || l->ps_head ? EBUSY : 0;
 }
 
 /* ---- the passive set: a doubly linked list, edited by the lock holder only ---- */
@@ -217,6 +219,8 @@ static int mcscr_trylock(lt_mutex_t *m)
 {
     struct mcscr_lock *l = LT_STATE(m, struct mcscr_lock);
     struct lt_qnode *n = fresh_node(), *none = NULL;
+    /* A NULL tail: free (passive waiters may still sleep; the holder's unlock deals with
+     * them).  acq_rel as in mcscr_lock. */
     if (!__atomic_compare_exchange_n(&l->tail, &none, n, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
         lt_qnode_put(n);
         return EBUSY;
