@@ -67,7 +67,6 @@ def test_version(run_locktune):
 PENDING = [
     (["profile", "--", "true"], 5),
     (["report", "pyproject.toml"], 5),
-    (["rewrite", "README.md"], 6),
     (["bench", "locks"], 3),
     (["bench", "compare"], 7),
     (["calibrate"], 5),
