@@ -1,0 +1,145 @@
+"""The rewriter corpus (testsuite/rewrite/corpus/, one program per directory): each program
+is rewritten, compiled with -Wall -Wextra -Werror against liblocktune, and run under every
+algorithm the runtime registers among posix, mcs, shfl-block, ccsynch and rcl; its output
+must equal the original's (expected.txt).  Plus the expected shape of the rewritten code
+(CHECK lines) and idempotency (a second rewrite changes nothing).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+
+import corpus_build as cb
+import filecheck
+import pytest
+from conftest import clean_env
+
+ALGORITHMS = ["posix", "mcs", "shfl-block", "ccsynch", "rcl"]
+PROGRAMS = cb.programs()
+
+
+@pytest.fixture(scope="session")
+def runtime_flags():
+    from locktune.commands import flags
+
+    return flags.cflags() + flags.libs()
+
+
+@pytest.fixture(scope="session")
+def probe(tmp_path_factory, runtime_flags):
+    return cb.probe(tmp_path_factory.mktemp("probe"), runtime_flags)
+
+
+@pytest.fixture(scope="session")
+def registered(probe) -> dict[str, str | None]:
+    """algorithm -> None when the runtime runs it, else why not.
+
+    An algorithm is there when LOCKTUNE_ALGO=default=NAME binds a lock to NAME."""
+    out = {}
+    for algo in ALGORITHMS:
+        res = subprocess.run(
+            [str(probe)],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env=clean_env(LOCKTUNE_ALGO=f"default={algo}"),
+        )
+        if res.returncode == 0 and res.stdout.strip() == algo:
+            out[algo] = None
+        else:
+            said = (res.stderr or res.stdout).strip().splitlines()
+            out[algo] = f"runtime does not register {algo!r} ({said[0] if said else 'no output'})"
+    return out
+
+
+@pytest.fixture(scope="session")
+def capabilities(probe) -> dict[str, bool]:
+    caps = {}
+    for cap in ("recursive", "errorcheck"):
+        res = subprocess.run([str(probe), cap], capture_output=True, timeout=30, env=clean_env())
+        caps[cap] = res.returncode == 0
+    return caps
+
+
+@pytest.fixture(scope="session")
+def corpus(tmp_path_factory, locktune_bin, runtime_flags) -> dict[str, cb.Built]:
+    work = tmp_path_factory.mktemp("corpus")
+    jobs = max(1, min(2, os.cpu_count() or 1))
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        built = pool.map(lambda n: cb.build(n, work, locktune_bin, runtime_flags), PROGRAMS)
+        return {b.name: b for b in built}
+
+
+def _expected(name: str) -> str:
+    return (cb.CORPUS / name / "expected.txt").read_text()
+
+
+def test_corpus_is_large_enough():
+    assert len(PROGRAMS) >= 40, PROGRAMS
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_original_output(name, corpus):
+    b = corpus[name]
+    assert b.orig_exe is not None, b.failure
+    res = cb.run_program(b.orig_exe, clean_env())
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == _expected(name)
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_rewrite_compiles(name, corpus):
+    b = corpus[name]
+    assert b.failure is None, b.failure
+    assert b.report["summary"]["files_failed"] == 0
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_second_rewrite_changes_nothing(name, corpus):
+    b = corpus[name]
+    assert b.failure is None, b.failure
+    assert b.second_run_diff == []
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_rewritten_shape(name, corpus):
+    b = corpus[name]
+    assert b.failure is None, b.failure
+    checks = filecheck.parse((cb.CORPUS / name / "main.c").read_text())
+    files = {str(p.relative_to(b.out)): p.read_text() for p in b.out.rglob("*") if p.is_file()}
+    assert filecheck.run(checks, files, "main.c") == []
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_sections_report(name, corpus):
+    """Every kept section says why; programs state which reasons they expect."""
+    b = corpus[name]
+    assert b.failure is None, b.failure
+    sections = b.report["critical_sections"]
+    assert all(s["reason"] for s in sections if s["status"] == "kept")
+    if b.report["tools"]["extract"] != "extract":
+        pytest.skip(b.report["tools"]["extract_unavailable_reason"])
+    for text in cb.directives(name, "KEPT"):
+        assert any(text in (s["reason"] or "") for s in sections if s["status"] == "kept"), (
+            text,
+            sections,
+        )
+    for n in cb.directives(name, "EXTRACTED"):
+        assert sum(s["status"] == "extracted" for s in sections) == int(n), sections
+
+
+@pytest.mark.parametrize("algo", ALGORITHMS)
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_runs_like_the_original(name, algo, corpus, registered, capabilities):
+    if registered[algo]:
+        pytest.skip(registered[algo])
+    for need in cb.directives(name, "NEEDS"):
+        if not capabilities.get(need):
+            pytest.skip(f"the runtime does not support {need} mutexes yet")
+    b = corpus[name]
+    assert b.new_exe is not None, b.failure
+    res = cb.run_program(b.new_exe, clean_env(LOCKTUNE_ALGO=f"default={algo}"))
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == _expected(name)
