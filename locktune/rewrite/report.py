@@ -9,7 +9,9 @@ from locktune.rewrite import cocci, config_header
 SCHEMA = "locktune-rewrite/1"
 
 
-def build(*, root, dest, opts, states, ext, table, wrappers_found, written, profile, elapsed):
+def build(
+    *, root, dest, opts, states, ext, table, wrappers_found, written, profile, elapsed, phases
+):
     sections = []
     for sec in sorted(ext.sections, key=lambda s: (s.get("file", ""), s.get("line", 0))):
         entry = {
@@ -97,6 +99,7 @@ def build(*, root, dest, opts, states, ext, table, wrappers_found, written, prof
             "sites": len(site_list),
             "token_fallbacks": len(fallbacks),
             "elapsed_s": round(elapsed, 3),
+            "phases_s": {k: round(v, 3) for k, v in phases.items()},
         },
     }
 

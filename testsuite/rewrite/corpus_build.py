@@ -154,3 +154,25 @@ def probe(work: Path, flags: list[str]) -> Path:
     if res.returncode != 0:
         raise RuntimeError(f"the runtime probe does not compile:\n{res.stderr}")
     return exe
+
+
+def registered(probe_exe: Path, algorithms: list[str], env_fn) -> dict[str, str | None]:
+    """algorithm -> None when the runtime runs it, else why not.
+
+    An algorithm is there when LOCKTUNE_ALGO=default=NAME binds a lock to NAME (a runtime
+    that ignored the variable, or fell back to another algorithm, would print that one)."""
+    out = {}
+    for algo in algorithms:
+        res = subprocess.run(
+            [str(probe_exe)],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env=env_fn(LOCKTUNE_ALGO=f"default={algo}"),
+        )
+        if res.returncode == 0 and res.stdout.strip() == algo:
+            out[algo] = None
+        else:
+            said = (res.stderr or res.stdout).strip().splitlines()
+            out[algo] = f"runtime does not register {algo!r} ({said[0] if said else 'no output'})"
+    return out

@@ -34,24 +34,7 @@ def probe(tmp_path_factory, runtime_flags):
 
 @pytest.fixture(scope="session")
 def registered(probe) -> dict[str, str | None]:
-    """algorithm -> None when the runtime runs it, else why not.
-
-    An algorithm is there when LOCKTUNE_ALGO=default=NAME binds a lock to NAME."""
-    out = {}
-    for algo in ALGORITHMS:
-        res = subprocess.run(
-            [str(probe)],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            env=clean_env(LOCKTUNE_ALGO=f"default={algo}"),
-        )
-        if res.returncode == 0 and res.stdout.strip() == algo:
-            out[algo] = None
-        else:
-            said = (res.stderr or res.stdout).strip().splitlines()
-            out[algo] = f"runtime does not register {algo!r} ({said[0] if said else 'no output'})"
-    return out
+    return cb.registered(probe, ALGORITHMS, clean_env)
 
 
 @pytest.fixture(scope="session")
