@@ -97,6 +97,18 @@ def declaration_of(pos):
     return best
 
 
+# Variables a file brings to life with pthread_mutex_init (mutex_zeroed.cocci leaves them).
+_INITIALISED: dict[str, set[str]] = {}
+
+
+def remember_initialised(pos, name: str) -> None:
+    _INITIALISED.setdefault(pos.file, set()).add(name)
+
+
+def is_initialised(pos, name: str) -> bool:
+    return name in _INITIALISED.get(pos.file, set())
+
+
 class _At:
     """A position-like object for a declarator (file, line, enclosing element)."""
 

@@ -5,12 +5,30 @@
 //   static pthread_mutex_t z;   ->   static pthread_mutex_t z = LT_MUTEX_INITIALIZER(LT_SITE_A_C_3);
 //
 // Left alone: automatic locals (pthread_mutex_init brings them to life), extern
-// declarations, and arrays (an initialiser would have to list every element; their locks
-// keep site 0 and run the default algorithm, see docs/rewrite.md).
+// declarations, locks this file initialises with pthread_mutex_init (their site is that
+// call), and arrays (an initialiser would have to list every element; their locks keep
+// site 0 and run the default algorithm, see docs/rewrite.md).
 
 @ initialize:python @
 @@
 import locktune_sites
+
+@ initialised @
+identifier x;
+expression A, S;
+position p;
+@@
+(
+lt_mutex_init@p(&x, A, S)
+|
+pthread_mutex_init@p(&x, A)
+)
+
+@ script:python @
+p << initialised.p;
+x << initialised.x;
+@@
+locktune_sites.remember_initialised(p[0], x)
 
 @ in_function @
 identifier f, x;
@@ -49,7 +67,10 @@ p << zeroed.p;
 x << zeroed.x;
 site;
 @@
-coccinelle.site = cocci.make_ident(locktune_sites.site(p[0], "static", x))
+if locktune_sites.is_initialised(p[0], x):
+    cocci.include_match(False)
+else:
+    coccinelle.site = cocci.make_ident(locktune_sites.site(p[0], "static", x))
 
 @@
 identifier zeroed.x;

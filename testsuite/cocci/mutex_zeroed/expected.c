@@ -15,3 +15,10 @@ int use(void)
     pthread_mutex_unlock(&function_static);
     return pthread_mutex_destroy(&automatic);
 }
+
+static pthread_mutex_t initialised_later; /* its site is the lt_mutex_init call below */
+
+void start(void)
+{
+    lt_mutex_init(&initialised_later, NULL, LT_SITE_INPUT_C_22);
+}
