@@ -232,7 +232,7 @@ def run(opts: Options, progress: Progress = _quiet) -> Result:
     root, dest, rels = select(opts)
     if opts.in_place and not opts.allow_dirty:
         check_clean(root, rels)
-    previous = config_header.read_previous(root)
+    previous, previous_profile = config_header.read_previous(root)
     profile = profile_mod.load(opts.profile, root) if opts.profile else {}
 
     with tempfile.TemporaryDirectory(prefix="locktune-rewrite-") as tmp:
@@ -304,7 +304,9 @@ def run(opts: Options, progress: Progress = _quiet) -> Result:
             rel = e.split(":", 1)[0]
             if rel in states:
                 states[rel].error = e
-        header = config_header.render(table.ordered(), opts.profile.name if opts.profile else None)
+        header = config_header.render(
+            table.ordered(), opts.profile.name if opts.profile else previous_profile
+        )
 
         # 7. write
         if not opts.in_place:
