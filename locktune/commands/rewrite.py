@@ -16,10 +16,14 @@ def _wrapper(_ctx, _param, values: tuple[str, ...]) -> dict[str, str]:
 
     out = {}
     for v in values:
-        name, _, role = v.partition("=")
-        if not name.isidentifier() or role not in ROLES:
-            raise click.BadParameter(f"{v!r}: expected NAME=lock, NAME=unlock or NAME=trylock")
-        out[name] = role
+        name, _, spec = v.partition("=")
+        role, _, expr = spec.partition(":")
+        if not name.isidentifier() or role not in ROLES or (spec.count(":") and not expr):
+            raise click.BadParameter(
+                f"{v!r}: expected NAME=lock, NAME=unlock or NAME=trylock, optionally followed "
+                "by :EXPR, the lock it takes with $1, $2... for its arguments"
+            )
+        out[name] = spec
     return out
 
 
@@ -80,7 +84,8 @@ def _wrapper(_ctx, _param, values: tuple[str, ...]) -> dict[str, str]:
     callback=_wrapper,
     metavar="NAME=ROLE",
     help="A project function or macro that locks (ROLE lock), unlocks or trylocks a lock, "
-    "e.g. item_lock=lock.  Repeatable.  Common macro shapes are recognised without it.",
+    "e.g. item_lock=lock, or item_lock=lock:&item_locks[$1 & mask] to say which lock it takes "
+    "from its arguments.  Repeatable.  Common macro shapes are recognised without it.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report on stdout as JSON.")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))

@@ -44,7 +44,7 @@ class Options:
     compile_commands: Path | None = None
     source_root: Path | None = None
     cflags: str = ""
-    lock_wrappers: dict[str, str] = field(default_factory=dict)
+    lock_wrappers: dict[str, str] = field(default_factory=dict)  # name -> role[:EXPR]
     jobs: int = 0
 
 
@@ -248,7 +248,8 @@ def run(opts: Options, progress: Progress = _quiet) -> Result:
             states[rel] = FileState(rel, text, text)
 
         # 2. wrappers and extraction
-        auto = wrappers.find({r: s.text for r, s in states.items()}, opts.lock_wrappers)
+        user_roles = {n: spec.split(":", 1)[0] for n, spec in opts.lock_wrappers.items()}
+        auto = wrappers.find({r: s.text for r, s in states.items()}, user_roles)
         wrapper_roles = {**{n: w["role"] for n, w in auto.items()}, **opts.lock_wrappers}
         flags = _flags(opts, root, Path(tmp))
         to_extract = [r for r in rels if r.endswith(".c") and _in_db(flags, root / r)]
@@ -429,6 +430,8 @@ def _sites(
             )
         elif p is not None:
             s.algorithm, s.server = p["algorithm"], p["server"]
-        if p is not None and lock is None and not s.sections:
-            s.comment = p["comment"]  # nothing new: keep the entry as it was (edits too)
+        if p is not None and lock is None:
+            # A rerun over rewritten code (kept sections are found again, at their new
+            # lines): nothing new, keep the entry as it was, the user's edits included.
+            s.comment = p["comment"]
     return table

@@ -78,7 +78,10 @@ def build(
                 n: {"role": w["role"], "origin": f"{w['file']}:{w['line']}"}
                 for n, w in wrappers_found.items()
             },
-            **{n: {"role": r, "origin": "--lock-wrapper"} for n, r in opts.lock_wrappers.items()},
+            **{
+                n: {"role": spec, "origin": "--lock-wrapper"}
+                for n, spec in opts.lock_wrappers.items()
+            },
         },
         "files": files,
         "critical_sections": sections,

@@ -39,4 +39,4 @@ int main(void)
     printf("counter %ld\n", counter);
     return 0;
 }
-// CHECK: lt_mutex_lock((lt_mutex_t *)lock);
+// CHECK: lt_execute((lt_mutex_t *)lock, 

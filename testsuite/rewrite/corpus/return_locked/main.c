@@ -49,4 +49,4 @@ int main(void)
     printf("hits %ld most %ld\n", total, most);
     return 0;
 }
-// KEPT: return
+// KEPT: ends in another function

@@ -1,5 +1,5 @@
-/* A variable-length array declared inside the section: kept (its size is only known at
- * run time, a context cannot hold it). */
+/* Variable-length arrays: one declared before the section and filled inside it (its size
+ * is only known at run time), one declared inside the section. */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,14 +12,19 @@ static long histogram[16];
 
 static void record(int n)
 {
+    int before[n];
     pthread_mutex_lock(&hist_lock);
     int scratch[n];
     memset(scratch, 0, sizeof scratch);
     for (int i = 0; i < n; i++)
         scratch[i] = (i * 7) % 16;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         histogram[scratch[i]]++;
+        before[i] = (int)sizeof before / (int)sizeof before[0];
+    }
     pthread_mutex_unlock(&hist_lock);
+    for (int i = 0; i < n; i++)
+        histogram[0] += before[i] != n;
 }
 
 static void *worker(void *arg)
@@ -41,4 +46,4 @@ int main(void)
         printf("%ld%c", histogram[i], i == 15 ? '\n' : ' ');
     return 0;
 }
-// KEPT: variable-length
+// KEPT: variable-length array
