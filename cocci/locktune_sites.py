@@ -109,6 +109,27 @@ def is_initialised(pos, name: str) -> bool:
     return name in _INITIALISED.get(pos.file, set())
 
 
+def _log(var: str, record: dict) -> None:
+    path = os.environ.get(var)
+    if path:
+        with open(path, "a") as f:
+            f.write(json.dumps(record) + "\n")
+    else:
+        print(json.dumps(record))
+
+
+def log_wrapper(pos, name: str, callee: str) -> None:
+    """A function whose body is one call (lock_wrappers.cocci)."""
+    rel, line = site_of(pos)
+    _log("LOCKTUNE_WRAPPER_LOG", {"kind": "one-call", "name": name, "callee": callee,
+                                  "file": rel, "line": line})  # fmt: skip
+
+
+def log_static(pos, name: str) -> None:
+    rel, line = site_of(pos)
+    _log("LOCKTUNE_WRAPPER_LOG", {"kind": "static", "name": name, "file": rel, "line": line})
+
+
 class _At:
     """A position-like object for a declarator (file, line, enclosing element)."""
 

@@ -76,7 +76,11 @@ def spatch_command(patch: Path, file: str, out: str) -> list[str]:
 
 def spatch_env(cocci_dir: Path, **extra: str) -> dict[str, str]:
     """spatch embeds the system Python: it finds locktune_sites.py through PYTHONPATH."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LOCKTUNE_SITE_")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("LOCKTUNE_SITE_", "LOCKTUNE_WRAPPER_"))
+    }
     env["PYTHONPATH"] = str(cocci_dir)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env.update(extra)
@@ -114,6 +118,29 @@ class CocciPasses:
                     "\n".join((self.cocci_dir / f"{p}.cocci").read_text() for p in parts)
                 )
                 self.patches[name] = combined
+
+    def report(self, patch: str, workdir: Path, rel: str) -> list[dict]:
+        """Run a patch that only reports (lock_wrappers.cocci) on workdir/rel: its records."""
+        tag = re.sub(r"[^\w]", "_", rel) + "." + patch
+        log_file = self.tmp / f"{tag}.jsonl"
+        log_file.write_text("")
+        cmd = [
+            spatch_path(), "--very-quiet", "--no-includes", "--no-show-diff",
+            "--sp-file", str(self.cocci_dir / f"{patch}.cocci"), rel,
+        ]  # fmt: skip
+        env = spatch_env(self.cocci_dir, LOCKTUNE_WRAPPER_LOG=str(log_file))
+        try:
+            res = subprocess.run(
+                cmd, cwd=workdir, env=env, capture_output=True, text=True, timeout=SPATCH_TIMEOUT_S
+            )
+        except subprocess.TimeoutExpired as e:
+            raise LocktuneError(f"{rel}: spatch ({patch}) ran longer than {e.timeout} s") from e
+        if res.returncode != 0:
+            why = " ".join((res.stderr or res.stdout).split())[-400:]
+            raise LocktuneError(f"{rel}: spatch ({patch}) failed: {why}")
+        records = [json.loads(ln) for ln in log_file.read_text().splitlines() if ln.strip()]
+        log_file.unlink(missing_ok=True)
+        return records
 
     def close(self) -> None:
         self._tmp.cleanup()

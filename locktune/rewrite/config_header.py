@@ -148,7 +148,7 @@ def profile_sentence(lock: dict) -> str:
     return sentence
 
 
-def render(sites: list[Site], profile_name: str | None) -> str:
+def render(sites: list[Site], profile_name: str | None, prototypes: list[str] = ()) -> str:
     source = f" from {profile_name}" if profile_name else ""
     out = [
         f"/* {NAME} - {MARKER}{source}.",
@@ -171,7 +171,15 @@ def render(sites: list[Site], profile_name: str | None) -> str:
         out.append(
             f"    {(s.ident + ' = ' + str(s.id) + ',').ljust(width + 6)} /* {s.file}:{s.line} */"
         )
-    out += ["};", "", "static const struct lt_site_config lt_config_sites[] = {"]
+    out += ["};", ""]
+    if prototypes:
+        out += [
+            "/* The locks that wrapper functions named with --lock-wrapper take: sections that",
+            " * call the wrappers in other files run on them (defined beside each wrapper). */",
+            *prototypes,
+            "",
+        ]
+    out.append("static const struct lt_site_config lt_config_sites[] = {")
     for s in sites:
         comment = s.comment if s.comment is not None else describe(s)
         out += ["    " + ln if ln else "" for ln in comment.splitlines()]

@@ -15,6 +15,7 @@ reported with its file:line and left exactly as it was; the others are still rew
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -25,7 +26,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from locktune.errors import LocktuneError, UsageProblem
-from locktune.rewrite import clex, config_header, extract, includes, residue, sites, wrappers
+from locktune.rewrite import (
+    accessors,
+    clex,
+    config_header,
+    extract,
+    includes,
+    residue,
+    sites,
+    wrappers,
+)
 from locktune.rewrite import cocci as cocci_mod
 from locktune.rewrite import profile as profile_mod
 from locktune.rewrite.linemap import LineMap
@@ -247,34 +257,44 @@ def run(opts: Options, progress: Progress = _quiet) -> Result:
             (stage / rel).write_text(text)
             states[rel] = FileState(rel, text, text)
 
-        # 2. wrappers and extraction
-        user_roles = {n: spec.split(":", 1)[0] for n, spec in opts.lock_wrappers.items()}
-        auto = wrappers.find({r: s.text for r, s in states.items()}, user_roles)
-        wrapper_roles = {**{n: w["role"] for n, w in auto.items()}, **opts.lock_wrappers}
-        flags = _flags(opts, root, Path(tmp))
-        to_extract = [r for r in rels if r.endswith(".c") and _in_db(flags, root / r)]
-        progress(f"extracting critical sections from {len(to_extract)} files (Clang)")
-        phases = {"select": time.monotonic() - t0}
-        t = time.monotonic()
-        ext = extract.run(to_extract, root, stage, flags, wrapper_roles)
-        phases["extract"] = time.monotonic() - t
-        t = time.monotonic()
-        for d in ext.diagnostics:
-            st = states.get(d.get("file"))
-            if st is not None and st.error is None:
-                st.error = f"{d['file']}:{d.get('line', 0)}: {d.get('message', 'does not parse')}"
-        for rel, st in states.items():
-            if st.error:
-                continue
-            now = (stage / rel).read_text()
-            if now != st.text:
-                st.linemap = st.linemap.then(st.text, now)
-                st.text = now
-                st.extracted = True
-
-        # 3/4. semantic patches, then the residue
         passes = cocci_mod.CocciPasses(workdir=Path(tmp))
         try:
+            # 2. wrappers: macros found, functions named, accessors for the latter
+            user_roles = {n: spec.split(":", 1)[0] for n, spec in opts.lock_wrappers.items()}
+            auto = wrappers.find({r: s.text for r, s in states.items()}, user_roles)
+            accs, no_accessor = _accessors(states, opts.lock_wrappers, auto, passes, stage)
+            wrapper_roles = {**{n: w["role"] for n, w in auto.items()}, **opts.lock_wrappers}
+            for acc in accs:
+                wrapper_roles.update({w: acc.spec(w) for w in acc.wrappers})
+
+            # 3. extraction
+            flags = _flags(opts, root, Path(tmp))
+            to_extract = [r for r in rels if r.endswith(".c") and _in_db(flags, root / r)]
+            progress(f"extracting critical sections from {len(to_extract)} files (Clang)")
+            phases = {"select": time.monotonic() - t0}
+            t = time.monotonic()
+            ext = extract.run(to_extract, root, stage, flags, wrapper_roles)
+            phases["extract"] = time.monotonic() - t
+            t = time.monotonic()
+            for d in ext.diagnostics:
+                st = states.get(d.get("file"))
+                if st is not None and st.error is None:
+                    msg = d.get("message", "does not parse")
+                    st.error = f"{d['file']}:{d.get('line', 0)}: {msg}"
+            for rel, st in states.items():
+                if st.error:
+                    continue
+                now = (stage / rel).read_text()
+                for acc in accs:
+                    if acc.file == rel:
+                        now = accessors.insert(now, acc, line_hint=0)
+                if now != st.text:
+                    st.linemap = st.linemap.then(st.text, now)
+                    st.text = now
+                    st.extracted = True
+                    (stage / rel).write_text(now)
+
+            # 4/5. semantic patches, then the residue
             todo = [s for s in states.values() if s.error is None]
             done = 0
 
@@ -306,7 +326,9 @@ def run(opts: Options, progress: Progress = _quiet) -> Result:
             if rel in states:
                 states[rel].error = e
         header = config_header.render(
-            table.ordered(), opts.profile.name if opts.profile else previous_profile
+            table.ordered(),
+            opts.profile.name if opts.profile else previous_profile,
+            accessors.prototypes({r: st.text for r, st in states.items() if st.error is None}),
         )
 
         # 7. write
@@ -339,12 +361,40 @@ def run(opts: Options, progress: Progress = _quiet) -> Result:
         ext=ext,
         table=table,
         wrappers_found=auto,
+        accessors=accs,
+        no_accessor=no_accessor,
         written=written,
         profile=profile,
         elapsed=time.monotonic() - t0,
         phases=phases,
     )
     return Result(rep, errors, dest)
+
+
+def _accessors(
+    states: dict[str, FileState],
+    named: dict[str, str],
+    auto: dict[str, dict],
+    passes: cocci_mod.CocciPasses,
+    stage: Path,
+) -> tuple[list[accessors.Accessor], dict[str, str]]:
+    """Accessors for the wrapper functions named without :EXPR (accessors.py)."""
+    plain = [n for n, spec in named.items() if ":" not in spec and n not in auto]
+    if not plain:
+        return [], {}
+    defined = re.compile(r"\b(?:" + "|".join(map(re.escape, plain)) + r")\s*\([^;{}]*\)\s*\{")
+    candidates = []
+    for rel, st in sorted(states.items()):
+        if rel.endswith(".c") and defined.search(st.text):
+            candidates += passes.report("lock_wrappers", stage, rel)
+    accs, skipped = accessors.plan(candidates, {r: s.text for r, s in states.items()}, named, auto)
+    with_accessor = {w for a in accs for w in a.wrappers}
+    for n in plain:
+        if n not in with_accessor and n not in skipped:
+            skipped[n] = (
+                "not defined, among the files rewritten, as a function whose body is one call of a lock function"
+            )
+    return accs, skipped
 
 
 def _flags(opts: Options, root: Path, tmp: Path) -> extract.Flags:

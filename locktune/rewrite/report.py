@@ -10,8 +10,9 @@ SCHEMA = "locktune-rewrite/1"
 
 
 def build(
-    *, root, dest, opts, states, ext, table, wrappers_found, written, profile, elapsed, phases
-):
+    *, root, dest, opts, states, ext, table, wrappers_found, accessors, no_accessor, written,
+    profile, elapsed, phases,
+):  # fmt: skip
     sections = []
     for sec in sorted(ext.sections, key=lambda s: (s.get("file", ""), s.get("line", 0))):
         entry = {
@@ -83,6 +84,11 @@ def build(
                 for n, spec in opts.lock_wrappers.items()
             },
         },
+        "lock_accessors": [
+            {"name": a.name, "file": a.file, "lock": a.lock, "wrappers": sorted(a.wrappers)}
+            for a in accessors
+        ],
+        "wrappers_without_accessor": no_accessor,
         "files": files,
         "critical_sections": sections,
         "sites": site_list,

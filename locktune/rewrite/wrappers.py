@@ -24,6 +24,10 @@ PTHREAD = {
     "pthread_mutex_lock": "lock",
     "pthread_mutex_unlock": "unlock",
     "pthread_mutex_trylock": "trylock",
+    # the same calls once retargeted: a second run over rewritten code finds the same wrappers
+    "lt_mutex_lock": "lock",
+    "lt_mutex_unlock": "unlock",
+    "lt_mutex_trylock": "trylock",
 }
 
 _DEFINE = re.compile(r"(\w+)\(([^)]*)\)\s+(.*)", re.DOTALL)
@@ -70,10 +74,54 @@ def macro_definitions(text: str) -> list[tuple[str, str, int]]:
     return out
 
 
+def split_args(text: str) -> list[str]:
+    """The arguments of a call, as written: `a, f(b, c), d[1]` -> ['a', 'f(b, c)', 'd[1]']."""
+    out, depth, start = [], 0, 0
+    for t in clex.tokens(text):
+        if t.text in "([{":
+            depth += 1
+        elif t.text in ")]}":
+            depth -= 1
+        elif t.text == "," and depth == 0:
+            out.append(text[start : t.start].strip())
+            start = t.start + 1
+    last = text[start:].strip()
+    return out + [last] if last or out else []
+
+
+def substitute(template: str, args: list[str]) -> str | None:
+    """`&($1)` with args ['x'] -> `&(x)`; None when the template needs a missing argument."""
+
+    def arg(m: re.Match) -> str:
+        k = int(m.group(1))
+        if k > len(args):
+            raise IndexError
+        return args[k - 1]
+
+    try:
+        return re.sub(r"\$(\d+)", arg, template)
+    except IndexError:
+        return None
+
+
+def _template(callee_template: str, args: list[str], params: list[str]) -> str | None:
+    """The lock a macro takes, in terms of its own parameters ($1, $2...)."""
+    lock = substitute(callee_template, args)
+    if lock is None:
+        return None
+    for k, p in enumerate(params, 1):
+        # a parameter, not a field of the same name (x.p, x->p)
+        lock = re.sub(rf"(?<!\.)(?<!->)\b{re.escape(p)}\b", f"${k}", lock)
+    return lock
+
+
 def find(texts: dict[str, str], known: dict[str, str] | None = None) -> dict[str, dict]:
-    """Wrapper macros in the files `texts` (rel -> text): name -> {role, file, line}."""
+    """Wrapper macros in the files `texts` (rel -> text): name -> {role, file, line,
+    template}; `template` is the lock the macro takes, with $1, $2... for its arguments
+    (None when the lock is not a plain function of them)."""
     roles: dict[str, str] = dict(PTHREAD)
     roles.update(known or {})
+    templates: dict[str, str | None] = {n: "$1" for n in PTHREAD}
     found: dict[str, dict] = {}
     defs = [(rel, *d) for rel, text in sorted(texts.items()) for d in macro_definitions(text)]
     changed = True
@@ -88,7 +136,23 @@ def find(texts: dict[str, str], known: dict[str, str] | None = None) -> dict[str
             call = _CALL.fullmatch(_peel(m.group(3)))
             args = call.group(2) if call else ""
             if call and call.group(1) in roles and ";" not in args and _balanced(args):
-                roles[name] = roles[call.group(1)]
-                found[name] = {"role": roles[name], "file": rel, "line": line}
+                callee = call.group(1)
+                roles[name] = roles[callee]
+                params = [p.strip() for p in m.group(2).split(",") if p.strip()]
+                tpl = templates.get(callee)
+                templates[name] = _template(tpl, split_args(args), params) if tpl else None
+                found[name] = {
+                    "role": roles[name],
+                    "file": rel,
+                    "line": line,
+                    "template": templates[name],
+                }
                 changed = True
     return found
+
+
+def lock_templates(found: dict[str, dict]) -> dict[str, str]:
+    """callee -> the lock it takes ($1...): the pthread and lt_ calls and the macros found."""
+    out = {n: "$1" for n in PTHREAD}
+    out.update({n: w["template"] for n, w in found.items() if w.get("template")})
+    return out
