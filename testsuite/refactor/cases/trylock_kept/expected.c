@@ -1,8 +1,8 @@
-/* A trylock section stays as calls. */
+/* A trylock section stays as calls; the sections beside it are extracted. */
 #include "harness.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static long done_, skipped;
+static long done_, skipped, total;
 
 /* Critical section of worker() on &lock (input.c:15-17), extracted by locktune-extract. */
 static void *worker__cs2(void *lt_arg)
@@ -10,6 +10,15 @@ static void *worker__cs2(void *lt_arg)
     (void)lt_arg;
 
     skipped++;
+    return NULL;
+}
+
+/* Critical section of worker() on &lock (input.c:19-21), extracted by locktune-extract. */
+static void *worker__cs3(void *lt_arg)
+{
+    (void)lt_arg;
+
+    total++;
     return NULL;
 }
 
@@ -23,6 +32,7 @@ static void *worker(void *arg)
         } else {
             lt_execute(&lock, worker__cs2, NULL);
         }
+        lt_execute(&lock, worker__cs3, NULL);
     }
     return NULL;
 }
@@ -30,6 +40,6 @@ static void *worker(void *arg)
 int main(void)
 {
     run_threads(worker);
-    printf("total %ld\n", done_ + skipped);
+    printf("total %ld %ld\n", done_ + skipped, total);
     return 0;
 }

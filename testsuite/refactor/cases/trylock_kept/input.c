@@ -1,8 +1,8 @@
-/* A trylock section stays as calls. */
+/* A trylock section stays as calls; the sections beside it are extracted. */
 #include "harness.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static long done_, skipped;
+static long done_, skipped, total;
 
 static void *worker(void *arg)
 {
@@ -16,6 +16,9 @@ static void *worker(void *arg)
             skipped++;
             pthread_mutex_unlock(&lock);
         }
+        pthread_mutex_lock(&lock);
+        total++;
+        pthread_mutex_unlock(&lock);
     }
     return NULL;
 }
@@ -23,6 +26,6 @@ static void *worker(void *arg)
 int main(void)
 {
     run_threads(worker);
-    printf("total %ld\n", done_ + skipped);
+    printf("total %ld %ld\n", done_ + skipped, total);
     return 0;
 }
