@@ -38,6 +38,24 @@ std::string leadOnOwnLine(const std::string &Text, const std::string &Indent)
     return Indent + First.trim().str() + Rest;
 }
 
+// A block comment, its words wrapped at 100 columns.
+std::string comment(const std::string &Text)
+{
+    std::string Out, Line = "/*";
+    for (StringRef Rest = Text; !Rest.empty();) {
+        auto [W, Tail] = Rest.split(' ');
+        Rest = Tail;
+        if (W.empty())
+            continue;
+        if (Line.size() + 1 + W.size() > 97 && Line != "/*" && Line != " *") {
+            Out += Line + "\n";
+            Line = " *";
+        }
+        Line += " " + W.str();
+    }
+    return Out + Line + " */\n";
+}
+
 std::string joinLines(const std::vector<std::string> &Lines, const std::string &Indent)
 {
     std::string Out;
@@ -240,9 +258,12 @@ std::string Emitter::function(FunctionContext &F, Section &S) const
 {
     unsigned LockLine = Src.line(S.Whole.Begin);
     unsigned EndLine = S.EndLines.empty() ? Src.line(S.Whole.End) : S.EndLines.back();
-    std::string Out = "/* Critical section of " + F.Fn->getNameAsString() + "() on " +
-                      S.Lock.Written + " (" + FileName + ":" + std::to_string(LockLine) + "-" +
-                      std::to_string(EndLine) + "), extracted by locktune-extract. */\n";
+    std::string Lines = std::to_string(LockLine);
+    if (EndLine != LockLine)
+        Lines += "-" + std::to_string(EndLine);
+    std::string Out =
+        comment("Critical section of " + F.Fn->getNameAsString() + "() on " + S.Lock.Written +
+                " (" + FileName + ":" + Lines + "), extracted by locktune-extract.");
     if (S.HasCtx)
         Out += contextType(S) + "\n";
     Out += "static void *" + S.FnName + "(void *" + S.ArgParam + ")\n{\n";
@@ -300,9 +321,16 @@ std::string Emitter::callSite(FunctionContext &F, Section &S) const
 {
     std::string I = Src.indentOf(S.Whole.Begin);
     std::vector<std::string> L;
+    // A label must be followed by a statement, not a declaration: the call site goes in a
+    // block of its own, or (when it declares what the code after it uses) after a ';'.
     const Stmt *P = F.PM->getParent(S.LockStmt);
-    if (P && (isa<LabelStmt>(P) || isa<SwitchCase>(P)))
-        L.push_back(";"); // a label must be followed by a statement, not a declaration
+    bool Labelled = P && (isa<LabelStmt>(P) || isa<SwitchCase>(P));
+    bool Hoists = false;
+    for (const Hoisted &H : S.Hoists)
+        Hoists |= H.AfterSection;
+    bool Block = Labelled && !Hoists;
+    if (Labelled && Hoists)
+        L.push_back(";");
     for (const Hoisted &H : S.Hoists)
         if (H.AfterSection)
             L.push_back(declare(H.Var->getType().getUnqualifiedType(), H.Var->getNameAsString()) +
@@ -386,6 +414,12 @@ std::string Emitter::callSite(FunctionContext &F, Section &S) const
     L.insert(L.end(), After.begin(), After.end());
 
     std::string Out;
+    if (Block) {
+        Out = "{";
+        for (const std::string &X : L)
+            Out += "\n" + I + Unit + reindent(X, I, I + Unit);
+        return Out + "\n" + I + "}";
+    }
     for (size_t K = 0; K < L.size(); ++K)
         Out += (K ? "\n" + I : "") + L[K];
     return Out;

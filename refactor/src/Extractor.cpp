@@ -14,7 +14,9 @@
 #include "llvm/Support/Path.h"
 
 #include <algorithm>
+#include <map>
 #include <memory>
+#include <set>
 
 using namespace clang;
 
@@ -69,6 +71,7 @@ std::optional<std::string> Extractor::run(Report &R)
     EditContext FileEdits(Src);
     Emitter Emit(Ctx, Src, FileEdits, FileName);
     std::vector<FunctionWork> Work;
+    std::set<const CallExpr *> Removed; // lock and unlock calls that became lt_execute
 
     for (Decl *D : Ctx.getTranslationUnitDecl()->decls()) {
         auto *FD = dyn_cast<FunctionDecl>(D);
@@ -175,11 +178,38 @@ std::optional<std::string> Extractor::run(Report &R)
         }
         Emit.emit(F, Extracted);
 
+        // A lock held when the function returns, because a function it calls released it.
+        for (auto &SP : W.Sections) {
+            Section &S = *SP;
+            if (S.Extract || S.Structured || S.Lock.Kind != OpKind::Lock)
+                continue;
+            std::optional<unsigned> LockAt = Src.offset(S.Lock.Call->getBeginLoc());
+            for (const CallExpr *C : F.Facts.Calls) {
+                const FunctionDecl *Callee = C->getDirectCallee();
+                std::optional<unsigned> At = Src.offset(C->getBeginLoc());
+                if (!Callee || !Callee->hasBody() || F.Ops.count(C) || !At || !LockAt ||
+                    *At <= *LockAt || Calls.isWrapper(Callee))
+                    continue;
+                const std::string &P = TU.calleeLockProblem(Callee);
+                if (P.find("releases " + S.Lock.Written) == 0) {
+                    S.Reason = "calls " + Callee->getNameAsString() + "() at line " +
+                               std::to_string(Src.line(*At)) + ", which " + P + " (" + S.Reason +
+                               ")";
+                    break;
+                }
+            }
+        }
+
         // The report.
+        const bool IsWrapper = Calls.isWrapper(FD);
         std::set<const CallExpr *> Claimed;
         for (auto &SP : W.Sections) {
             const Section &S = *SP;
             Claimed.insert(S.Unlocks.begin(), S.Unlocks.end());
+            if (S.Extract) {
+                Removed.insert(S.Lock.Call);
+                Removed.insert(S.Unlocks.begin(), S.Unlocks.end());
+            }
             SectionEntry E;
             SourceLocation L = SM.getExpansionLoc(S.Lock.Call->getBeginLoc());
             E.File = Path(L);
@@ -192,6 +222,11 @@ std::optional<std::string> Extractor::run(Report &R)
             E.Wrapper = S.Lock.Wrapper;
             E.Extracted = S.Extract;
             E.Reason = S.Reason;
+            if (IsWrapper && !S.Extract) {
+                E.Kind = "wrapper";
+                E.Reason = "lock wrapper: " + FD->getNameAsString() + "() takes " + S.Lock.Written +
+                           " for its callers";
+            }
             if (S.Extract) {
                 for (const Binding &B : S.Bindings) {
                     std::string N = B.Var->getNameAsString();
@@ -246,18 +281,49 @@ std::optional<std::string> Extractor::run(Report &R)
                     },
                     [](unsigned) { return true; });
             }
-            E.Reason = Reached ? "this unlock of " + Op.Written +
-                                     " ends no critical section found in " + FD->getNameAsString() +
-                                     "()"
-                               : "unlock of " + Op.Written + " with no lock before it in " +
-                                     FD->getNameAsString() +
-                                     "(): the critical section starts in another function";
+            E.Kind = IsWrapper ? "wrapper" : "unlock-only";
+            if (IsWrapper)
+                E.Reason = "lock wrapper: " + FD->getNameAsString() + "() releases " + Op.Written +
+                           " for its callers";
+            else
+                E.Reason = Reached ? "this unlock of " + Op.Written +
+                                         " ends no critical section found in " +
+                                         FD->getNameAsString() + "()"
+                                   : "unlock of " + Op.Written + " with no lock before it in " +
+                                         FD->getNameAsString() +
+                                         "(): the critical section starts in another function";
             R.Sections.push_back(E);
         }
         Work.push_back(std::move(W));
     }
 
     collectLockSites(Ctx, Src, Calls, Path, R.Sites);
+
+    // A static wrapper whose every call became lt_execute would now be an unused function
+    // (-Wunused-function): say it may be unused, and leave it in place.
+    struct FunctionRefs : RecursiveASTVisitor<FunctionRefs> {
+        std::map<const FunctionDecl *, unsigned> Count;
+        bool VisitDeclRefExpr(DeclRefExpr *E)
+        {
+            if (const auto *F = dyn_cast<FunctionDecl>(E->getDecl()))
+                Count[F->getCanonicalDecl()]++;
+            return true;
+        }
+    } Refs;
+    Refs.TraverseDecl(Ctx.getTranslationUnitDecl());
+    std::map<const FunctionDecl *, unsigned> Gone;
+    for (const CallExpr *C : Removed)
+        if (const FunctionDecl *F = C->getDirectCallee())
+            Gone[F->getCanonicalDecl()]++;
+    for (const auto &[F, N] : Gone) {
+        const FunctionDecl *Def = F->getDefinition();
+        if (!Def || F->hasExternalFormalLinkage() || Refs.Count[F] != N ||
+            F->hasAttr<UnusedAttr>() || pthreadOpKind(F->getName()))
+            continue;
+        if (std::optional<unsigned> At = Src.offset(F->getBeginLoc());
+            At && !F->getBeginLoc().isMacroID())
+            FileEdits.insert(*At, [] { return std::string("__attribute__((unused)) "); });
+    }
 
     if (FileEdits.empty())
         return std::nullopt;

@@ -125,12 +125,12 @@ public:
                 if (U->getOpcode() == UO_AddrOf)
                     R.AddrTaken = true;
                 if (U->isIncrementDecrementOp())
-                    R.Write = true;
+                    R.Write = R.Assigned = true;
                 if (U->isPostfix() && !Bracketed)
                     R.Postfix = true;
             } else if (const auto *B = dyn_cast<BinaryOperator>(P)) {
                 if (B->isAssignmentOp() && B->getLHS() == Child)
-                    R.Write = true;
+                    R.Write = R.Assigned = true;
             } else if (const auto *M = dyn_cast<MemberExpr>(P)) {
                 if (M->getBase() == Child) {
                     if (!M->isArrow()) {

@@ -23,7 +23,8 @@ struct VarRef {
     const clang::DeclRefExpr *Ref = nullptr;
     const clang::VarDecl *Var = nullptr;
     unsigned At = 0;                 // where it is, as expanded in the main file
-    bool Write = false;              // assigned, incremented, decremented
+    bool Write = false;              // may be written (the variable or a part of it)
+    bool Assigned = false;           // the variable itself: v = ..., v += ..., v++
     bool AddrTaken = false;          // &v, &v.f, &v[i]
     bool Unevaluated = false;        // inside sizeof / _Alignof / typeof
     bool DotBase = false;            // v.f

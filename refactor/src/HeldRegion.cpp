@@ -74,9 +74,22 @@ std::string HeldWalk::describeExit(const CFGBlock *B) const
 
 WalkResult HeldWalk::forward(std::vector<CfgPos> From, const StmtPred &IsStop,
                              const StmtPred &IsRelock,
-                             const std::function<bool(unsigned)> &InRegion) const
+                             const std::function<bool(unsigned)> &InRegion, bool KeepGoing) const
 {
     WalkResult R;
+    // With KeepGoing, the first escape is remembered and the walk goes on.
+    std::optional<std::string> First;
+    unsigned FirstAt = 0;
+    auto escaped = [&] {
+        if (!KeepGoing || !R.Escape)
+            return bool(R.Escape);
+        if (!First) {
+            First = R.Escape;
+            FirstAt = R.EscapeOffset;
+        }
+        R.Escape.reset();
+        return false;
+    };
     struct Item {
         CfgPos Pos;
         const CFGBlock *Pred;
@@ -86,7 +99,7 @@ WalkResult HeldWalk::forward(std::vector<CfgPos> From, const StmtPred &IsStop,
         Work.push_back({P, nullptr});
     std::set<std::pair<unsigned, unsigned>> Seen;
     const CFGBlock *Exit = &G.cfg().getExit();
-    while (!Work.empty() && !R.Escape) {
+    while (!Work.empty() && !escaped()) {
         Item It = Work.back();
         Work.pop_back();
         const CFGBlock *B = It.Pos.Block;
@@ -123,7 +136,7 @@ WalkResult HeldWalk::forward(std::vector<CfgPos> From, const StmtPred &IsStop,
             if (Off)
                 R.Visited.push_back(*Off);
         }
-        if (Stopped || R.Escape)
+        if (Stopped || escaped())
             continue;
         for (const CFGBlock::AdjacentBlock &A : B->succs()) {
             const CFGBlock *Succ = A.getReachableBlock();
@@ -158,6 +171,11 @@ WalkResult HeldWalk::forward(std::vector<CfgPos> From, const StmtPred &IsStop,
             }
             Work.push_back({CfgPos{Succ, 0}, B});
         }
+    }
+    escaped();
+    if (First) {
+        R.Escape = First;
+        R.EscapeOffset = FirstAt;
     }
     return R;
 }

@@ -68,8 +68,9 @@ public:
     // Walks forward from just after Start (or from the first element of the given blocks).
     // IsStop: an element that releases the lock (the walk stops there).  InRegion: offsets the
     // lock may be held at.  IsRelock: an element that takes the lock again.
+    // KeepGoing: after an escape, go on collecting the stops of the other paths.
     WalkResult forward(std::vector<CfgPos> From, const StmtPred &IsStop, const StmtPred &IsRelock,
-                       const std::function<bool(unsigned)> &InRegion) const;
+                       const std::function<bool(unsigned)> &InRegion, bool KeepGoing = false) const;
     // Walks backward from just before End until each path meets IsStart; reports whether a
     // path leaves InRegion (or reaches the function's entry) first.
     std::optional<std::string> backward(CfgPos End, const StmtPred &IsStart,

@@ -24,12 +24,13 @@ llvm::json::Value Report::toJSON() const
         return std::tie(A->File, A->Line, A->Column) < std::tie(B->File, B->Line, B->Column);
     });
     llvm::json::Array CS;
-    unsigned Extracted = 0;
+    unsigned Extracted = 0, Kept = 0, Wrappers = 0, UnlockOnly = 0;
     for (const SectionEntry *S : Secs) {
         llvm::json::Array Ends;
         for (unsigned L : S->EndLines)
             Ends.push_back(int64_t(L));
         llvm::json::Object O{
+            {"kind", S->Kind},
             {"file", S->File},
             {"line", int64_t(S->Line)},
             {"column", int64_t(S->Column)},
@@ -56,7 +57,10 @@ llvm::json::Value Report::toJSON() const
             {"wrapper",
              S->Wrapper.empty() ? llvm::json::Value(nullptr) : llvm::json::Value(S->Wrapper)},
         };
-        Extracted += S->Extracted;
+        if (S->Kind == "section")
+            (S->Extracted ? Extracted : Kept)++;
+        else
+            (S->Kind == "wrapper" ? Wrappers : UnlockOnly)++;
         CS.push_back(std::move(O));
     }
     std::vector<const SiteEntry *> Ss;
@@ -84,9 +88,11 @@ llvm::json::Value Report::toJSON() const
             {"file", D.File}, {"line", int64_t(D.Line)}, {"message", D.Message}});
     return llvm::json::Object{
         {"schema", "locktune-extract/1"},
-        {"summary", llvm::json::Object{{"sections", int64_t(Sections.size())},
+        {"summary", llvm::json::Object{{"sections", int64_t(Extracted + Kept)},
                                        {"extracted", int64_t(Extracted)},
-                                       {"kept", int64_t(Sections.size() - Extracted)},
+                                       {"kept", int64_t(Kept)},
+                                       {"wrapper_calls", int64_t(Wrappers)},
+                                       {"unlock_only", int64_t(UnlockOnly)},
                                        {"files_rewritten", strings(FilesRewritten)}}},
         {"critical_sections", std::move(CS)},
         {"lock_sites", std::move(Sites)},

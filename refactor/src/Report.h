@@ -12,6 +12,7 @@
 namespace locktune {
 
 struct SectionEntry {
+    std::string Kind = "section"; // "section", "wrapper" (a wrapper's own lock call), "unlock-only"
     std::string File;
     unsigned Line = 0, Column = 0;
     std::vector<unsigned> EndLines;

@@ -110,6 +110,7 @@ struct Section {
     std::vector<NormalEnd> Ends;
     std::vector<unsigned> EndLines;
     std::vector<const clang::CallExpr *> Unlocks; // every unlock that ends it, on some path
+    std::vector<Span> OwnUnlocks; // the statements of those unlocks (they disappear)
 
     bool Structured = false; // found a block-structured extent
     bool Extract = false;
@@ -130,7 +131,8 @@ struct Section {
     bool Union = false, HasCtx = false;
     std::unique_ptr<EditContext> Edits; // edits inside this section's own function
 
-    bool inHeld(unsigned Off) const; // in Body and not in a tail
+    bool ownUnlock(unsigned Off) const; // in one of its own unlock statements
+    bool inHeld(unsigned Off) const;    // in Body and not in a tail
     bool inHeld(Span S) const;
     const Binding *binding(const clang::VarDecl *V) const;
 };

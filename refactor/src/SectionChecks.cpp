@@ -50,7 +50,9 @@ std::optional<std::string> checkLockExpression(const FunctionContext &F, const S
     for (const Expr *E : S.Lock.ExecVars)
         VF.TraverseStmt(const_cast<Expr *>(E));
     for (const VarRef &W : F.Facts.Refs)
-        if (VF.Vars.count(W.Var) && (W.Write || W.AddrTaken) && S.inHeld(W.At))
+        if (VF.Vars.count(W.Var) && W.Var->getType()->isScalarType() &&
+            (W.Assigned || (W.AddrTaken && W.Var->isLocalVarDeclOrParm())) && S.inHeld(W.At) &&
+            !S.ownUnlock(W.At))
             return "the lock expression " + S.Lock.Written + " uses '" + W.Var->getNameAsString() +
                    "', which the section changes (line " + std::to_string(F.Src.line(W.At)) + ")";
     return std::nullopt;

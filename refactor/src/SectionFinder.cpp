@@ -28,6 +28,14 @@ bool Section::inHeld(unsigned Off) const
     return true;
 }
 
+bool Section::ownUnlock(unsigned Off) const
+{
+    for (Span U : OwnUnlocks)
+        if (U.contains(Off))
+            return true;
+    return false;
+}
+
 bool Section::inHeld(Span S) const
 {
     if (!Body.contains(S))
@@ -220,8 +228,17 @@ std::optional<Tail> makeTail(FunctionContext &F, const CallExpr *U, Span Whole, 
     }
     T.Unlock = U;
     T.UnlockStmt = E;
-    T.Replace = Span{US->Begin, LS->End};
-    T.Code_ = Span{US->End, LS->End};
+    // A comment after the last statement, on its line, goes with it.
+    unsigned End = LS->End;
+    StringRef Rest = F.Src.buffer().substr(End);
+    StringRef Line = Rest.take_until([](char C) { return C == '\n'; });
+    StringRef Trimmed = Line.ltrim();
+    if ((Trimmed.startswith("/*") && Trimmed.rtrim().endswith("*/") &&
+         Trimmed.find("*/") == Trimmed.rtrim().size() - 2) ||
+        Trimmed.startswith("//"))
+        End += unsigned(Line.rtrim().size());
+    T.Replace = Span{US->Begin, End};
+    T.Code_ = Span{US->End, End};
     for (const Stmt *S : T.Stmts)
         if (std::optional<std::string> R = tailJumps(F, S, T.Code_, Whole)) {
             Why = *R;
@@ -290,6 +307,7 @@ Attempt tryEnd(FunctionContext &F, Section &S, Span LockSpan, size_t K)
     S.Ends.clear();
     S.EndLines.clear();
     S.Unlocks.clear();
+    S.OwnUnlocks.clear();
     for (const CallExpr *U : F.OpOrder) {
         const LockOp &Op = F.Ops.at(U);
         if (Op.Kind != OpKind::Unlock || Op.Identity != Id)
@@ -314,6 +332,8 @@ Attempt tryEnd(FunctionContext &F, Section &S, Span LockSpan, size_t K)
             E.Exit = *P;
             S.Ends.push_back(E);
             S.Unlocks.push_back(U);
+            if (std::optional<Span> Sp = F.Src.stmtSpan(E.UnlockStmt))
+                S.OwnUnlocks.push_back(*Sp);
             continue;
         }
         std::string Why;
@@ -323,6 +343,7 @@ Attempt tryEnd(FunctionContext &F, Section &S, Span LockSpan, size_t K)
             return A;
         }
         T->Code = unsigned(S.Tails.size() + 1);
+        S.OwnUnlocks.push_back(Span{T->Replace.Begin, T->Code_.Begin});
         S.Tails.push_back(*T);
         S.Unlocks.push_back(U);
     }
@@ -360,7 +381,7 @@ std::string diagnose(FunctionContext &F, Section &S)
             const LockOp *Op = F.op(X);
             return Op && Op->Kind != OpKind::Unlock && Op->Identity == Id;
         },
-        [](unsigned) { return true; });
+        [](unsigned) { return true; }, /*KeepGoing=*/true);
     S.Unlocks.clear();
     for (const Stmt *U : R.Stops) {
         S.Unlocks.push_back(cast<CallExpr>(U));

@@ -109,7 +109,7 @@ std::optional<std::string> bindVariables(FunctionContext &F, Section &S)
     // What S's own code (and the call sites of the sections extracted inside it) uses.
     std::map<const VarDecl *, Use> Uses;
     for (const VarRef &R : F.Facts.Refs) {
-        if (!S.inHeld(R.At) || inExtractedChild(R.At))
+        if (!S.inHeld(R.At) || inExtractedChild(R.At) || S.ownUnlock(R.At))
             continue;
         Use &U = Uses[R.Var];
         U.First = std::min(U.First, R.At);
@@ -219,8 +219,20 @@ std::optional<std::string> bindVariables(FunctionContext &F, Section &S)
                 B.In = true;
             }
         } else if (!U.Read) {
-            // Only in sizeof/_Alignof: the function needs the name, not the value.
-            B.Mode = Movable ? BindMode::Moved : BindMode::Local;
+            // Only in sizeof/_Alignof: the function needs the name, not the value.  The
+            // caller must still use its declaration (-Wunused-variable).
+            if (Movable) {
+                B.Mode = BindMode::Moved;
+            } else if (usedOutside(V)) {
+                B.Mode = BindMode::Local;
+            } else if (V->hasInit() || isa<ParmVarDecl>(V)) {
+                B.Mode = BindMode::Value;
+                B.In = true;
+            } else {
+                B.Mode = BindMode::Pointer;
+                B.Why = "used only in sizeof, declared together with other variables";
+                B.In = true;
+            }
         } else {
             std::set<unsigned> Out = U.Write ? outAt(V) : std::set<unsigned>{};
             if (LiveIn && !F.Flow->assignedBefore(*Entry, V)) {
