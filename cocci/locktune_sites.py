@@ -44,7 +44,7 @@ def site_of(pos) -> tuple[str, int]:
 
 def site_ident_text(rel: str, line: int) -> str:
     """LT_SITE_THREAD_C_45 for thread.c:45 (the enum name locktune_config.h defines)."""
-    return "LT_SITE_%s_%d" % (re.sub(r"[^A-Za-z0-9]", "_", rel).upper(), line)
+    return f"LT_SITE_{re.sub(r'[^A-Za-z0-9]', '_', rel).upper()}_{line}"
 
 
 def site(pos, kind: str, name: str) -> str:
@@ -58,7 +58,9 @@ def site(pos, kind: str, name: str) -> str:
             "line": line,
             "kind": kind,
             "name": name,
-            "function": pos.current_element,
+            # the enclosing function (Coccinelle's current element is the variable itself
+            # for a declaration at file scope)
+            "function": pos.current_element if kind == "init" else None,
             "ident": ident,
         }
         with open(log, "a") as f:
@@ -82,9 +84,7 @@ _DECLARATIONS: dict[str, list[tuple[int, int, str, str]]] = {}
 
 
 def remember_declaration(pos, name: str, type_text: str) -> None:
-    _DECLARATIONS.setdefault(pos.file, []).append(
-        (int(pos.line), int(pos.column), name, type_text)
-    )
+    _DECLARATIONS.setdefault(pos.file, []).append((int(pos.line), int(pos.column), name, type_text))
 
 
 def declaration_of(pos):
@@ -118,10 +118,11 @@ def _log(var: str, record: dict) -> None:
         print(json.dumps(record))
 
 
-def log_wrapper(pos, name: str, callee: str) -> None:
-    """A function whose body is one call (lock_wrappers.cocci)."""
+def log_wrapper(pos, name: str, callee: str | None) -> None:
+    """A function whose body is one call, or empty (callee None) (lock_wrappers.cocci)."""
     rel, line = site_of(pos)
-    _log("LOCKTUNE_WRAPPER_LOG", {"kind": "one-call", "name": name, "callee": callee,
+    kind = "one-call" if callee else "empty"
+    _log("LOCKTUNE_WRAPPER_LOG", {"kind": kind, "name": name, "callee": callee,
                                   "file": rel, "line": line})  # fmt: skip
 
 

@@ -284,10 +284,7 @@ def run(opts: Options, progress: Progress = _quiet) -> Result:
             for rel, st in states.items():
                 if st.error:
                     continue
-                now = (stage / rel).read_text()
-                for acc in accs:
-                    if acc.file == rel:
-                        now = accessors.insert(now, acc, line_hint=0)
+                now = accessors.insert((stage / rel).read_text(), rel, accs)
                 if now != st.text:
                     st.linemap = st.linemap.then(st.text, now)
                     st.text = now
@@ -383,18 +380,12 @@ def _accessors(
     if not plain:
         return [], {}
     defined = re.compile(r"\b(?:" + "|".join(map(re.escape, plain)) + r")\s*\([^;{}]*\)\s*\{")
+    texts = {r: s.text for r, s in states.items() if s.error is None}
     candidates = []
-    for rel, st in sorted(states.items()):
-        if rel.endswith(".c") and defined.search(st.text):
+    for rel, text in sorted(texts.items()):
+        if rel.endswith(".c") and defined.search(text):
             candidates += passes.report("lock_wrappers", stage, rel)
-    accs, skipped = accessors.plan(candidates, {r: s.text for r, s in states.items()}, named, auto)
-    with_accessor = {w for a in accs for w in a.wrappers}
-    for n in plain:
-        if n not in with_accessor and n not in skipped:
-            skipped[n] = (
-                "not defined, among the files rewritten, as a function whose body is one call of a lock function"
-            )
-    return accs, skipped
+    return accessors.plan(candidates, texts, named, auto)
 
 
 def _flags(opts: Options, root: Path, tmp: Path) -> extract.Flags:

@@ -85,7 +85,11 @@ def build(
             },
         },
         "lock_accessors": [
-            {"name": a.name, "file": a.file, "lock": a.lock, "wrappers": sorted(a.wrappers)}
+            {
+                "name": a.name,
+                "wrappers": sorted(a.wrappers),
+                "definitions": [{"file": d.file, "lock": d.lock} for d in a.definitions],
+            }
             for a in accessors
         ],
         "wrappers_without_accessor": no_accessor,

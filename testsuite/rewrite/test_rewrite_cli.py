@@ -62,6 +62,11 @@ def digest(root: Path) -> dict[str, str]:
     }
 
 
+def extracted(text: str) -> bool:
+    """GOOD's section, rewritten: run by lt_execute, no pthread mutex call left."""
+    return "lt_execute(&lock, bump__cs1, NULL);" in text and "pthread_mutex" not in text
+
+
 def one_error_line(res) -> str:
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1, res.stderr
@@ -80,7 +85,7 @@ def test_default_output_is_a_copy_next_to_the_tree(run_locktune, src):
     assert res.returncode == 0, res.stderr
     out = src.parent / "src-locktune"
     assert (out / "locktune_config.h").exists()
-    assert "lt_mutex_lock(&lock);" in (out / "main.c").read_text()
+    assert extracted((out / "main.c").read_text())
     assert digest(src) == before, "the input tree was modified"
 
 
@@ -128,7 +133,7 @@ def test_code_that_does_not_parse(run_locktune, tmp_path):
     assert re.match(r"locktune rewrite: error: bad\.c:7: .*", line), line
     assert "left unchanged" in line
     assert (out / "bad.c").read_text() == BAD, "the file that does not parse was modified"
-    assert "lt_mutex_lock(&lock);" in (out / "main.c").read_text(), "the good file was lost"
+    assert extracted((out / "main.c").read_text()), "the good file was lost"
     assert "not rewritten      bad.c:7:" in res.stdout
 
 
@@ -201,7 +206,7 @@ def test_in_place_on_a_clean_git_tree(run_locktune, src):
     _git(src, "commit", "-qm", "x")
     res = run_locktune("rewrite", "--in-place", str(src))
     assert res.returncode == 0, res.stderr
-    assert "lt_mutex_lock(&lock);" in (src / "main.c").read_text()
+    assert extracted((src / "main.c").read_text())
     assert (src / "locktune_config.h").exists()
 
 
@@ -216,7 +221,7 @@ def test_in_place_refuses_uncommitted_changes_unless_allowed(run_locktune, src):
     assert "pthread_mutex_lock" in (src / "main.c").read_text()
     res = run_locktune("rewrite", "--in-place", "--allow-dirty", str(src))
     assert res.returncode == 0, res.stderr
-    assert "lt_mutex_lock(&lock);" in (src / "main.c").read_text()
+    assert extracted((src / "main.c").read_text())
 
 
 def test_headers_and_subdirectories(run_locktune, tmp_path, cc):
@@ -357,3 +362,45 @@ def test_second_run_keeps_the_header_and_the_users_edits(run_locktune, src, tmp_
     assert run_locktune("rewrite", str(second), "--out", str(third)).returncode == 0
     assert '"lock", "mcs", -1},' in (third / "locktune_config.h").read_text()
     assert digest(second) == digest(third)
+
+
+def test_wrapper_accessors_follow_each_definition(run_locktune, tmp_path, cc):
+    """A wrapper defined twice, for two programs (memcached's STATS_LOCK in thread.c and an
+    empty one in testapp.c): each definition gets its accessor, each program links its own."""
+    src = tree(
+        tmp_path / "src",
+        {
+            "stats.h": "void STATS_LOCK(void);\nvoid STATS_UNLOCK(void);\n",
+            "real.c": '#include <pthread.h>\n#include "stats.h"\n'
+            "static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;\n"
+            "void STATS_LOCK(void)\n{\n    pthread_mutex_lock(&stats_lock);\n}\n"
+            "void STATS_UNLOCK(void)\n{\n    pthread_mutex_unlock(&stats_lock);\n}\n",
+            "stub.c": '#include "stats.h"\nvoid STATS_LOCK(void) {}\nvoid STATS_UNLOCK(void) {}\n',
+            "user.c": '#include <stdio.h>\n#include "stats.h"\nstatic long hits;\n'
+            "int main(void)\n{\n    for (int i = 0; i < 3; i++) {\n        STATS_LOCK();\n"
+            '        hits++;\n        STATS_UNLOCK();\n    }\n    printf("%ld\\n", hits);\n'
+            "    return 0;\n}\n",
+        },
+    )
+    out = tmp_path / "o"
+    rep_path = tmp_path / "r.json"
+    res = run_locktune(
+        "rewrite", str(src), "--out", str(out), "--report", str(rep_path),
+        "--lock-wrapper", "STATS_LOCK=lock", "--lock-wrapper", "STATS_UNLOCK=unlock",
+    )  # fmt: skip
+    assert res.returncode == 0, res.stdout + res.stderr
+    rep = json.loads(rep_path.read_text())
+    (acc,) = rep["lock_accessors"]
+    assert acc["name"] == "lt_lock_of_STATS_LOCK"
+    assert sorted((d["file"], d["lock"]) for d in acc["definitions"]) == [
+        ("real.c", "&stats_lock"),
+        ("stub.c", None),
+    ]
+    assert "lt_execute(lt_lock_of_STATS_LOCK(), " in (out / "user.c").read_text()
+    from locktune.commands import flags
+
+    link = [f"-I{out}", *flags.cflags(), *flags.libs()]
+    for impl in ("real.c", "stub.c"):
+        exe = cc(tmp_path / impl.replace(".c", ""), out / "user.c", out / impl, flags=link)
+        res = subprocess.run([str(exe)], capture_output=True, text=True)
+        assert res.stdout == "3\n", (impl, res.stdout, res.stderr)

@@ -1,27 +1,15 @@
-/* Lock wrapper functions named on the command line (--lock-wrapper): the lock is computed
- * from the argument, like memcached's item_lock(hv). */
+/* Lock wrapper functions named on the command line (--lock-wrapper), defined in another
+ * file around locks static to it, like memcached's item_lock(hv): the rewriter gives them
+ * an accessor so that this file's sections can be extracted. */
 #include <pthread.h>
 #include <stdio.h>
 
+#include "buckets.h"
+
 #define THREADS 4
 #define ITERS 3000
-#define LOCKS 8
 
-static pthread_mutex_t bucket_locks[LOCKS];
 static long buckets[64];
-
-void bucket_lock(unsigned hv);
-void bucket_unlock(unsigned hv);
-
-void bucket_lock(unsigned hv)
-{
-    pthread_mutex_lock(&bucket_locks[hv % LOCKS]);
-}
-
-void bucket_unlock(unsigned hv)
-{
-    pthread_mutex_unlock(&bucket_locks[hv % LOCKS]);
-}
 
 static void *worker(void *arg)
 {
@@ -37,8 +25,7 @@ static void *worker(void *arg)
 
 int main(void)
 {
-    for (int i = 0; i < LOCKS; i++)
-        pthread_mutex_init(&bucket_locks[i], NULL);
+    buckets_init();
     pthread_t t[THREADS];
     for (long i = 0; i < THREADS; i++)
         pthread_create(&t[i], NULL, worker, (void *)i);
@@ -51,3 +38,5 @@ int main(void)
     return 0;
 }
 // LOCKTUNE-ARGS: --lock-wrapper bucket_lock=lock --lock-wrapper bucket_unlock=unlock
+// CHECK: lt_execute(lt_lock_of_bucket_lock(hv), worker__cs1, &lt_cs1);
+// EXTRACTED: 1
