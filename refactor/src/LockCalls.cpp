@@ -269,6 +269,44 @@ std::optional<LockOp> LockCalls::classify(const CallExpr *Call, const FunctionDe
             Op.ExecUnknown = "--lock-wrapper " + Name + ": the expression names an argument " +
                              Name + "() does not have";
         }
+        // Every name in the expression must mean something here: a macro, or something
+        // declared above the function (a static lock of another file is not).
+        if (!Op.Exec.empty()) {
+            StringRef X = *NamedIt->second.Expr;
+            char Prev = 0;
+            for (size_t I = 0; I < X.size();) {
+                if (!(isalpha(static_cast<unsigned char>(X[I])) || X[I] == '_')) {
+                    if (!isspace(static_cast<unsigned char>(X[I])))
+                        Prev = X[I];
+                    ++I;
+                    continue;
+                }
+                size_t J = I;
+                while (J < X.size() && (isalnum(static_cast<unsigned char>(X[J])) || X[J] == '_'))
+                    ++J;
+                StringRef Id = X.slice(I, J);
+                bool Member = Prev == '.' || Prev == '>';
+                Prev = 'a';
+                I = J;
+                if (Member)
+                    continue;
+                IdentifierInfo &II = Ctx.Idents.get(Id);
+                if (II.hasMacroDefinition() || II.isKeyword(Ctx.getLangOpts()))
+                    continue;
+                bool Found = false;
+                for (const NamedDecl *D :
+                     Ctx.getTranslationUnitDecl()->lookup(DeclarationName(&II)))
+                    Found |= !Fn || Ctx.getSourceManager().isBeforeInTranslationUnit(
+                                        D->getLocation(), Fn->getBeginLoc());
+                if (!Found) {
+                    Op.Exec.clear();
+                    Op.ExecUnknown = "--lock-wrapper " + Name + ": '" + Id.str() +
+                                     "' is not declared before " +
+                                     (Fn ? Fn->getNameAsString() + "()" : "here") + " in this file";
+                    break;
+                }
+            }
+        }
         // A key for the common shapes `&name` and `&name[...]`.
         StringRef E = StringRef(*NamedIt->second.Expr).trim();
         Op.Key = "unknown";
