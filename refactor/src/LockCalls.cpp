@@ -28,7 +28,8 @@ std::optional<std::string> parseWrapperSpec(llvm::StringRef Text, std::string &N
     if (N.empty() || Rest.empty())
         return "--lock-wrapper " + Text.str() + ": expected NAME=lock|unlock|trylock[:EXPR]";
     for (char C : N)
-        if (!(isalnum(static_cast<unsigned char>(C)) || C == '_'))
+        if (!(isalnum(static_cast<unsigned char>(C)) || C == '_') ||
+            isdigit(static_cast<unsigned char>(N[0])))
             return "--lock-wrapper " + Text.str() + ": '" + N.str() + "' is not a C identifier";
     auto [Role, Expr] = Rest.split(':');
     Role = Role.trim();
