@@ -563,7 +563,17 @@ Section findSection(FunctionContext &F, const LockOp &Op)
     }
     std::optional<Span> LockSpan = statementSpan(F, E);
     if (!LockSpan) {
-        S.Reason = "the lock call is written inside a macro";
+        // Name the outermost macro the lock call comes from.
+        SourceLocation L = Op.Call->getBeginLoc(), Last = L;
+        while (L.isMacroID()) {
+            Last = L;
+            L = F.Src.sm().getImmediateMacroCallerLoc(L);
+        }
+        StringRef Macro = Last.isMacroID()
+                              ? Lexer::getImmediateMacroName(Last, F.Src.sm(), F.Src.langOpts())
+                              : "";
+        S.Reason = Macro.empty() ? "the lock call is written inside a macro"
+                                 : "the section is written inside the macro " + Macro.str();
         diagnose(F, S);
         return S;
     }
