@@ -15,8 +15,10 @@ std::optional<OpKind> pthreadOpKind(llvm::StringRef Name)
         return OpKind::Lock;
     if (Name == "pthread_mutex_unlock" || Name == "lt_mutex_unlock")
         return OpKind::Unlock;
-    if (Name == "pthread_mutex_trylock" || Name == "lt_mutex_trylock")
-        return OpKind::Trylock;
+    if (Name == "pthread_mutex_trylock" || Name == "lt_mutex_trylock" ||
+        Name == "pthread_mutex_timedlock" || Name == "lt_mutex_timedlock" ||
+        Name == "pthread_mutex_clocklock")
+        return OpKind::Trylock; // acquisitions that may fail
     return std::nullopt;
 }
 
@@ -212,7 +214,7 @@ std::optional<LockOp> LockCalls::classify(const CallExpr *Call, const FunctionDe
         return std::nullopt;
     std::string Name = Callee->getNameAsString();
     if (std::optional<OpKind> K = pthreadOpKind(Name)) {
-        if (Call->getNumArgs() != 1)
+        if (Call->getNumArgs() < 1)
             return std::nullopt;
         return direct(*K, Call, Fn);
     }
@@ -289,7 +291,10 @@ std::optional<LockOp> LockCalls::classify(const CallExpr *Call, const FunctionDe
                 bool Member = Prev == '.' || Prev == '>';
                 Prev = 'a';
                 I = J;
-                if (Member)
+                // A function (`lt_lock_of_item_lock($1)`) may be declared by a header the
+                // rewrite adds (locktune_config.h declares locktune rewrite's lock accessors).
+                bool Called = X.substr(J).ltrim().startswith("(");
+                if (Member || Called)
                     continue;
                 IdentifierInfo &II = Ctx.Idents.get(Id);
                 if (II.hasMacroDefinition() || II.isKeyword(Ctx.getLangOpts()))

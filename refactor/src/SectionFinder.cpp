@@ -517,7 +517,10 @@ Section findSection(FunctionContext &F, const LockOp &Op)
     S.Fn = F.Fn;
     S.Lock = Op;
     if (Op.Kind == OpKind::Trylock) {
-        S.Reason = "trylock: the section stays as lt_mutex_trylock/lt_mutex_unlock calls";
+        S.Reason = Op.Call->getDirectCallee()->getName().contains("trylock")
+                       ? "trylock: the section stays as lt_mutex_trylock/lt_mutex_unlock calls"
+                       : "timed lock: the section stays as lt_mutex_timedlock/lt_mutex_unlock "
+                         "calls";
         if (std::optional<std::vector<CfgPos>> From = trylockSuccess(*F.Cfg, Op.Call, *F.PM)) {
             HeldWalk W(*F.Cfg, F.Src, Op.Written);
             WalkResult R = W.forward(

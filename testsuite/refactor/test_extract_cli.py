@@ -132,6 +132,24 @@ def test_lock_wrapper_naming_a_lock_this_file_cannot_see(native_dir, tmp_path):
     assert cs["status"] == "kept"
     assert cs["wrapper"] == "STATS_LOCK"
     assert "'stats_lock' is not declared before evict()" in cs["reason"]
+    # A function in the expression may come from a header the rewrite adds (locktune rewrite
+    # declares its lock accessors in locktune_config.h): it is not required here.
+    res = extract(
+        native_dir,
+        "--out-dir",
+        tmp_path / "out",
+        "--lock-wrapper",
+        "STATS_LOCK=lock:lt_lock_of_STATS_LOCK()",
+        "--lock-wrapper",
+        "STATS_UNLOCK=unlock:lt_lock_of_STATS_LOCK()",
+        src,
+        "--",
+        "-std=gnu11",
+    )
+    (cs,) = json.loads(res.stdout)["critical_sections"]
+    assert cs["status"] == "extracted", cs["reason"]
+    text = (tmp_path / "out" / "items.c").read_text()
+    assert "lt_execute(lt_lock_of_STATS_LOCK(), evict__cs1, NULL);" in text
     # Without a lock expression the section is found all the same.
     res = extract(
         native_dir,
