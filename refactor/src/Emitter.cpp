@@ -1,6 +1,7 @@
 #include "Emitter.h"
 
 #include "SectionFinder.h"
+#include "VarBinding.h"
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/PrettyPrinter.h"
@@ -291,10 +292,13 @@ std::string Emitter::function(FunctionContext &F, Section &S) const
             Pro.push_back(declare(B.Var->getType(), N) + ";");
             break;
         case BindMode::Moved:
-            for (const DeclStmt *D : F.Facts.Decls)
-                if (D->isSingleDecl() && D->getSingleDecl() == B.Var)
-                    if (std::optional<Span> Sp = Src.stmtSpan(D))
-                        Pro.push_back(Src.text(*Sp).trim().str());
+            if (const DeclStmt *D = declStmtOf(F, B.Var)) {
+                std::optional<Span> Sp = Src.stmtSpan(D);
+                if (D->isSingleDecl() && Sp)
+                    Pro.push_back(Src.text(*Sp).trim().str());
+                else
+                    Pro.push_back(declare(B.Var->getType(), N) + ";");
+            }
             break;
         }
     }
@@ -483,7 +487,7 @@ void Emitter::emit(FunctionContext &F, std::vector<Section *> &Extracted)
         for (const NormalEnd &E : S->Ends) {
             if (E.Final)
                 continue;
-            std::optional<Span> Sp = Src.stmtSpan(E.UnlockStmt);
+            std::optional<Span> Sp = statementSpan(F, E.UnlockStmt);
             if (!Sp)
                 continue;
             const Stmt *P = F.PM->getParent(E.UnlockStmt);
@@ -503,18 +507,18 @@ void Emitter::emit(FunctionContext &F, std::vector<Section *> &Extracted)
         for (const Binding &B : S->Bindings) {
             if (B.Mode != BindMode::Moved)
                 continue;
-            for (const DeclStmt *D : F.Facts.Decls) {
-                if (!D->isSingleDecl() || D->getSingleDecl() != B.Var)
-                    continue;
-                std::optional<Span> Sp = Src.stmtSpan(D);
-                if (!Sp)
-                    continue;
-                Section *Owner = nullptr;
-                for (Section *E : Extracted)
-                    if (E != S && E->inHeld(Sp->Begin) && (!Owner || Owner->Body.contains(E->Body)))
-                        Owner = E;
+            const DeclStmt *D = declStmtOf(F, B.Var);
+            std::optional<Span> Sp = D ? Src.stmtSpan(D) : std::nullopt;
+            if (!Sp)
+                continue;
+            Section *Owner = nullptr;
+            for (Section *E : Extracted)
+                if (E != S && E->inHeld(Sp->Begin) && (!Owner || Owner->Body.contains(E->Body)))
+                    Owner = E;
+            if (D->isSingleDecl())
                 contextOf(Owner).replace(Src.wholeLines(*Sp), "");
-            }
+            else if (std::optional<Span> Cut = declaratorSpan(F, D, B.Var))
+                contextOf(Owner).replace(*Cut, "");
         }
     }
     // The functions, inner sections first (their functions are called by the outer ones).

@@ -129,8 +129,10 @@ public:
                 if (U->isPostfix() && !Bracketed)
                     R.Postfix = true;
             } else if (const auto *B = dyn_cast<BinaryOperator>(P)) {
-                if (B->isAssignmentOp() && B->getLHS() == Child)
+                if (B->isAssignmentOp() && B->getLHS() == Child) {
                     R.Write = R.Assigned = true;
+                    R.PureWrite = B->getOpcode() == BO_Assign;
+                }
             } else if (const auto *M = dyn_cast<MemberExpr>(P)) {
                 if (M->getBase() == Child) {
                     if (!M->isArrow()) {

@@ -25,6 +25,7 @@ struct VarRef {
     unsigned At = 0;                 // where it is, as expanded in the main file
     bool Write = false;              // may be written (the variable or a part of it)
     bool Assigned = false;           // the variable itself: v = ..., v += ..., v++
+    bool PureWrite = false;          // v = ...: its old value is not read
     bool AddrTaken = false;          // &v, &v.f, &v[i]
     bool Unevaluated = false;        // inside sizeof / _Alignof / typeof
     bool DotBase = false;            // v.f

@@ -15,8 +15,10 @@ std::optional<OpKind> pthreadOpKind(llvm::StringRef Name)
         return OpKind::Lock;
     if (Name == "pthread_mutex_unlock" || Name == "lt_mutex_unlock")
         return OpKind::Unlock;
-    if (Name == "pthread_mutex_trylock" || Name == "lt_mutex_trylock")
-        return OpKind::Trylock;
+    if (Name == "pthread_mutex_trylock" || Name == "lt_mutex_trylock" ||
+        Name == "pthread_mutex_timedlock" || Name == "lt_mutex_timedlock" ||
+        Name == "pthread_mutex_clocklock")
+        return OpKind::Trylock; // acquisitions that may fail
     return std::nullopt;
 }
 
@@ -28,7 +30,8 @@ std::optional<std::string> parseWrapperSpec(llvm::StringRef Text, std::string &N
     if (N.empty() || Rest.empty())
         return "--lock-wrapper " + Text.str() + ": expected NAME=lock|unlock|trylock[:EXPR]";
     for (char C : N)
-        if (!(isalnum(static_cast<unsigned char>(C)) || C == '_'))
+        if (!(isalnum(static_cast<unsigned char>(C)) || C == '_') ||
+            isdigit(static_cast<unsigned char>(N[0])))
             return "--lock-wrapper " + Text.str() + ": '" + N.str() + "' is not a C identifier";
     auto [Role, Expr] = Rest.split(':');
     Role = Role.trim();
@@ -211,7 +214,7 @@ std::optional<LockOp> LockCalls::classify(const CallExpr *Call, const FunctionDe
         return std::nullopt;
     std::string Name = Callee->getNameAsString();
     if (std::optional<OpKind> K = pthreadOpKind(Name)) {
-        if (Call->getNumArgs() != 1)
+        if (Call->getNumArgs() < 1)
             return std::nullopt;
         return direct(*K, Call, Fn);
     }
@@ -268,6 +271,47 @@ std::optional<LockOp> LockCalls::classify(const CallExpr *Call, const FunctionDe
             Op.Exec.clear();
             Op.ExecUnknown = "--lock-wrapper " + Name + ": the expression names an argument " +
                              Name + "() does not have";
+        }
+        // Every name in the expression must mean something here: a macro, or something
+        // declared above the function (a static lock of another file is not).
+        if (!Op.Exec.empty()) {
+            StringRef X = *NamedIt->second.Expr;
+            char Prev = 0;
+            for (size_t I = 0; I < X.size();) {
+                if (!(isalpha(static_cast<unsigned char>(X[I])) || X[I] == '_')) {
+                    if (!isspace(static_cast<unsigned char>(X[I])))
+                        Prev = X[I];
+                    ++I;
+                    continue;
+                }
+                size_t J = I;
+                while (J < X.size() && (isalnum(static_cast<unsigned char>(X[J])) || X[J] == '_'))
+                    ++J;
+                StringRef Id = X.slice(I, J);
+                bool Member = Prev == '.' || Prev == '>';
+                Prev = 'a';
+                I = J;
+                // A function (`lt_lock_of_item_lock($1)`) may be declared by a header the
+                // rewrite adds (locktune_config.h declares locktune rewrite's lock accessors).
+                bool Called = X.substr(J).ltrim().startswith("(");
+                if (Member || Called)
+                    continue;
+                IdentifierInfo &II = Ctx.Idents.get(Id);
+                if (II.hasMacroDefinition() || II.isKeyword(Ctx.getLangOpts()))
+                    continue;
+                bool Found = false;
+                for (const NamedDecl *D :
+                     Ctx.getTranslationUnitDecl()->lookup(DeclarationName(&II)))
+                    Found |= !Fn || Ctx.getSourceManager().isBeforeInTranslationUnit(
+                                        D->getLocation(), Fn->getBeginLoc());
+                if (!Found) {
+                    Op.Exec.clear();
+                    Op.ExecUnknown = "--lock-wrapper " + Name + ": '" + Id.str() +
+                                     "' is not declared before " +
+                                     (Fn ? Fn->getNameAsString() + "()" : "here") + " in this file";
+                    break;
+                }
+            }
         }
         // A key for the common shapes `&name` and `&name[...]`.
         StringRef E = StringRef(*NamedIt->second.Expr).trim();

@@ -372,7 +372,7 @@ const std::string &TUContext::calleeLockProblem(const FunctionDecl *F)
 
 std::string functionWideReason(const FunctionContext &F, TUContext &)
 {
-    if (F.Fn->getBeginLoc().isMacroID())
+    if (F.Fn->getLocation().isMacroID())
         return F.Fn->getNameAsString() + "() is defined by a macro";
     for (const CallExpr *C : F.Facts.Calls)
         if (const FunctionDecl *Callee = C->getDirectCallee())

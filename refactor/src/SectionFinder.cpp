@@ -2,6 +2,7 @@
 
 #include "clang/AST/Expr.h"
 #include "clang/AST/Stmt.h"
+#include "clang/Lex/Lexer.h"
 
 #include <algorithm>
 
@@ -220,8 +221,8 @@ std::optional<Tail> makeTail(FunctionContext &F, const CallExpr *U, Span Whole, 
               "out of it)";
         return std::nullopt;
     }
-    std::optional<Span> US = F.Src.stmtSpan(E), LS = F.Src.stmtSpan(T.Stmts.back());
-    std::optional<Span> FS = F.Src.stmtSpan(T.Stmts.front());
+    std::optional<Span> US = statementSpan(F, E), LS = statementSpan(F, T.Stmts.back());
+    std::optional<Span> FS = statementSpan(F, T.Stmts.front());
     if (!US || !LS || !FS) {
         Why = "the early exit at line " + lineOf(F, U) + " is written inside a macro";
         return std::nullopt;
@@ -257,7 +258,7 @@ Attempt tryEnd(FunctionContext &F, Section &S, Span LockSpan, size_t K)
 {
     Attempt A;
     const Stmt *EndSt = S.Block->body_begin()[K];
-    std::optional<Span> EndSpan = F.Src.stmtSpan(EndSt);
+    std::optional<Span> EndSpan = statementSpan(F, EndSt);
     if (!EndSpan) {
         A.Reason = "the section's end (line " + lineOf(F, EndSt) + ") is written inside a macro";
         return A;
@@ -332,7 +333,7 @@ Attempt tryEnd(FunctionContext &F, Section &S, Span LockSpan, size_t K)
             E.Exit = *P;
             S.Ends.push_back(E);
             S.Unlocks.push_back(U);
-            if (std::optional<Span> Sp = F.Src.stmtSpan(E.UnlockStmt))
+            if (std::optional<Span> Sp = statementSpan(F, E.UnlockStmt))
                 S.OwnUnlocks.push_back(*Sp);
             continue;
         }
@@ -396,12 +397,57 @@ std::string diagnose(FunctionContext &F, Section &S)
                ": the critical section ends in another function";
     if (R.Escape)
         return *R.Escape;
+    // A lock dropped and taken again (around a sleep, in a background thread's loop).
+    if (const auto *Block = dyn_cast_or_null<CompoundStmt>(F.PM->getParent(
+            callStatement(F, S.Lock.Call) ? callStatement(F, S.Lock.Call) : S.Lock.Call)))
+        for (const Stmt *X : Block->body()) {
+            if (X == callStatement(F, S.Lock.Call))
+                break;
+            if (unlockOf(F, X, Id))
+                return S.Lock.Written + " is released at line " + lineOf(F, X) +
+                       " and taken again at line " + lineOf(F, S.Lock.Call) +
+                       ": the region it then holds does not close a block";
+        }
     return "the unlocks of " + S.Lock.Written +
            " do not close a block: the code after an unlock in a nested block continues in "
            "the section";
 }
 
 } // namespace
+
+std::optional<Span> statementSpan(const FunctionContext &F, const Stmt *S)
+{
+    if (std::optional<Span> Sp = F.Src.stmtSpan(S))
+        return Sp;
+    const SourceManager &SM = F.Src.sm();
+    SourceRange R = S->getSourceRange();
+    if (!R.getBegin().isMacroID() ||
+        !Lexer::isAtStartOfMacroExpansion(R.getBegin(), SM, F.Src.langOpts()))
+        return std::nullopt;
+    CharSourceRange B = SM.getExpansionRange(R.getBegin()), E = SM.getExpansionRange(R.getEnd());
+    if (B.getBegin() != E.getBegin())
+        return std::nullopt;
+    // Nothing else of the block may come from the same invocation.
+    const auto *Block = dyn_cast_or_null<CompoundStmt>(F.PM->getParent(S));
+    if (!Block)
+        return std::nullopt;
+    for (const Stmt *X : Block->body())
+        if (X != S && SM.getExpansionLoc(X->getBeginLoc()) == B.getBegin() && !isa<NullStmt>(X))
+            return std::nullopt;
+    std::optional<unsigned> Begin = F.Src.offset(B.getBegin());
+    std::optional<unsigned> Last = F.Src.offset(E.getEnd());
+    if (!Begin || !Last)
+        return std::nullopt;
+    unsigned End = *Last;
+    if (E.isTokenRange())
+        End += Lexer::MeasureTokenLength(E.getEnd(), SM, F.Src.langOpts());
+    // The ';' written after the invocation (an empty statement) goes with it.
+    StringRef Rest = F.Src.buffer().substr(End);
+    size_t Skip = Rest.find_first_not_of(" \t");
+    if (Skip != StringRef::npos && Rest[Skip] == ';')
+        End += unsigned(Skip + 1);
+    return Span{*Begin, End};
+}
 
 const Stmt *callStatement(const FunctionContext &F, const CallExpr *Call)
 {
@@ -471,7 +517,10 @@ Section findSection(FunctionContext &F, const LockOp &Op)
     S.Fn = F.Fn;
     S.Lock = Op;
     if (Op.Kind == OpKind::Trylock) {
-        S.Reason = "trylock: the section stays as lt_mutex_trylock/lt_mutex_unlock calls";
+        S.Reason = Op.Call->getDirectCallee()->getName().contains("trylock")
+                       ? "trylock: the section stays as lt_mutex_trylock/lt_mutex_unlock calls"
+                       : "timed lock: the section stays as lt_mutex_timedlock/lt_mutex_unlock "
+                         "calls";
         if (std::optional<std::vector<CfgPos>> From = trylockSuccess(*F.Cfg, Op.Call, *F.PM)) {
             HeldWalk W(*F.Cfg, F.Src, Op.Written);
             WalkResult R = W.forward(
@@ -515,9 +564,19 @@ Section findSection(FunctionContext &F, const LockOp &Op)
                    " is the whole body of a loop or branch: " + S.Reason;
         return S;
     }
-    std::optional<Span> LockSpan = F.Src.stmtSpan(E);
+    std::optional<Span> LockSpan = statementSpan(F, E);
     if (!LockSpan) {
-        S.Reason = "the lock call is written inside a macro";
+        // Name the outermost macro the lock call comes from.
+        SourceLocation L = Op.Call->getBeginLoc(), Last = L;
+        while (L.isMacroID()) {
+            Last = L;
+            L = F.Src.sm().getImmediateMacroCallerLoc(L);
+        }
+        StringRef Macro = Last.isMacroID()
+                              ? Lexer::getImmediateMacroName(Last, F.Src.sm(), F.Src.langOpts())
+                              : "";
+        S.Reason = Macro.empty() ? "the lock call is written inside a macro"
+                                 : "the section is written inside the macro " + Macro.str();
         diagnose(F, S);
         return S;
     }

@@ -21,6 +21,12 @@ Section findSection(FunctionContext &F, const LockOp &Op);
 // The statement a call is by itself (through parentheses, implicit and (void) casts), or null.
 const clang::Stmt *callStatement(const FunctionContext &F, const clang::CallExpr *Call);
 
+// The bytes of a statement of a block, its ';' included.  A statement-like macro whose body
+// is the statement and its ';' (`#define STAT_L(e) pthread_mutex_lock(&e->m);`, used as
+// `STAT_L(e);`) counts as the whole invocation, the ';' written after it included, provided
+// the invocation produces nothing else.
+std::optional<Span> statementSpan(const FunctionContext &F, const clang::Stmt *S);
+
 // True when S always transfers control out of Whole (return, jumps landing outside, calls that
 // do not return).
 bool alwaysLeaves(const FunctionContext &F, const clang::Stmt *S, Span Whole);

@@ -76,8 +76,8 @@ struct Scanner : RecursiveASTVisitor<Scanner> {
                 Facts.Errno = "uses errno (" + Where(C) + ")";
             return true;
         }
-        if (F->getBuiltinID() == 0)
-            Facts.Calls = true;
+        if (!N.startswith("__builtin"))
+            Facts.Calls = true; // library functions may set errno
         if (identityDependent(N) && Facts.OnCaller.empty())
             Facts.OnCaller = "calls " + N.str() + "() (" + Where(C) + ")";
         if (LockCalls::condWaitMutex(C) && Facts.Wait.empty())

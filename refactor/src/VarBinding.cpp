@@ -2,6 +2,9 @@
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/ParentMap.h"
+#include "clang/Lex/Lexer.h"
+
+#include <algorithm>
 
 #include <map>
 #include <set>
@@ -13,7 +16,8 @@ namespace locktune {
 namespace {
 
 struct Use {
-    bool Read = false; // evaluated (not only in sizeof)
+    bool Read = false;  // evaluated (not only in sizeof)
+    bool Reads = false; // its value is read (not only assigned)
     bool Write = false;
     bool Unevaluated = false;
     unsigned First = ~0u; // first use, for a stable order
@@ -91,6 +95,69 @@ std::string uniqueField(std::set<std::string> &Taken, const std::string &Want)
 
 } // namespace
 
+const DeclStmt *declStmtOf(const FunctionContext &F, const VarDecl *V)
+{
+    for (const DeclStmt *D : F.Facts.Decls)
+        for (const Decl *X : D->decls())
+            if (X == V)
+                return D;
+    return nullptr;
+}
+
+std::optional<Span> declaratorSpan(const FunctionContext &F, const DeclStmt *DS, const VarDecl *V)
+{
+    if (!DS || DS->isSingleDecl())
+        return std::nullopt;
+    std::vector<const VarDecl *> Vars;
+    for (const Decl *D : DS->decls()) {
+        const auto *X = dyn_cast<VarDecl>(D);
+        if (!X || X->getLocation().isMacroID() || X->getEndLoc().isMacroID())
+            return std::nullopt;
+        Vars.push_back(X);
+    }
+    const SourceManager &SM = F.Src.sm();
+    const LangOptions &LO = F.Src.langOpts();
+    auto endOf = [&](const VarDecl *X) -> std::optional<unsigned> {
+        std::optional<unsigned> O = F.Src.offset(X->getEndLoc());
+        if (!O)
+            return std::nullopt;
+        return *O + Lexer::MeasureTokenLength(X->getEndLoc(), SM, LO);
+    };
+    size_t I = size_t(std::find(Vars.begin(), Vars.end(), V) - Vars.begin());
+    if (I == Vars.size())
+        return std::nullopt;
+    StringRef Buf = F.Src.buffer();
+    Span Cut;
+    if (I > 0) {
+        std::optional<unsigned> PrevEnd = endOf(Vars[I - 1]), End = endOf(V);
+        if (!PrevEnd || !End)
+            return std::nullopt;
+        Cut = Span{*PrevEnd, *End}; // ", v"
+    } else {
+        std::optional<unsigned> Name = F.Src.offset(V->getLocation()), End = endOf(V);
+        if (!Name || !End)
+            return std::nullopt;
+        unsigned Begin = *Name;
+        while (Begin > 0 && (Buf[Begin - 1] == '*' || Buf[Begin - 1] == ' '))
+            --Begin;
+        while (Begin < *Name && Buf[Begin] == ' ')
+            ++Begin;
+        unsigned After = *End;
+        while (After < Buf.size() && Buf[After] == ' ')
+            ++After;
+        if (After >= Buf.size() || Buf[After] != ',')
+            return std::nullopt;
+        ++After;
+        while (After < Buf.size() && Buf[After] == ' ')
+            ++After;
+        Cut = Span{Begin, After}; // "*v, "
+    }
+    StringRef Text = F.Src.text(Cut);
+    if (Text.contains('(') || Text.contains(')') || Text.contains('\n') || Text.contains('='))
+        return std::nullopt;
+    return Cut;
+}
+
 std::optional<std::string> bindVariables(FunctionContext &F, Section &S)
 {
     S.Bindings.clear();
@@ -118,6 +185,7 @@ std::optional<std::string> bindVariables(FunctionContext &F, Section &S)
             continue;
         }
         U.Read = true;
+        U.Reads |= !R.PureWrite;
         U.Write |= R.Write || R.AddrTaken;
     }
     for (const Section *C : S.Children) {
@@ -129,6 +197,7 @@ std::optional<std::string> bindVariables(FunctionContext &F, Section &S)
             Use &U = Uses[B.Var];
             U.First = std::min(U.First, C->Whole.Begin);
             U.Read = true;
+            U.Reads |= B.In || B.Mode == BindMode::Pointer;
             U.Write |= B.Mode == BindMode::Pointer || !B.OutAt.empty();
         }
     }
@@ -155,13 +224,6 @@ std::optional<std::string> bindVariables(FunctionContext &F, Section &S)
             if (R.Var == V && !S.inHeld(R.At))
                 return true;
         return false;
-    };
-    auto declStmtOf = [&](const VarDecl *V) -> const DeclStmt * {
-        for (const DeclStmt *D : F.Facts.Decls)
-            for (const Decl *X : D->decls())
-                if (X == V)
-                    return D;
-        return nullptr;
     };
     const bool Loop = inLoop(F, S);
 
@@ -201,10 +263,10 @@ std::optional<std::string> bindVariables(FunctionContext &F, Section &S)
         else if (T.isVolatileQualified())
             PtrWhy = "volatile";
 
-        const DeclStmt *DS = isa<ParmVarDecl>(V) ? nullptr : declStmtOf(V);
-        bool Movable = DS && DS->isSingleDecl() && !V->hasInit() && !V->isStaticLocal() &&
-                       !V->hasExternalStorage() && !usedOutside(V) && F.Src.stmtSpan(DS) &&
-                       !S.Whole.contains(F.Src.stmtSpan(DS)->Begin) &&
+        const DeclStmt *DS = isa<ParmVarDecl>(V) ? nullptr : declStmtOf(F, V);
+        bool Movable = DS && (DS->isSingleDecl() || declaratorSpan(F, DS, V)) && !V->hasInit() &&
+                       !V->isStaticLocal() && !V->hasExternalStorage() && !usedOutside(V) &&
+                       F.Src.stmtSpan(DS) && !S.Whole.contains(F.Src.stmtSpan(DS)->Begin) &&
                        (!PtrWhy.empty() ? !Loop && (T->isArrayType() || T->isRecordType()) &&
                                               !F.Facts.AddrTaken.count(V)
                                         : true);
@@ -248,8 +310,14 @@ std::optional<std::string> bindVariables(FunctionContext &F, Section &S)
                 B.In = true;
             } else if (Movable) {
                 B.Mode = BindMode::Moved;
-            } else if (usedOutside(V)) {
+            } else if (usedOutside(V) && U.Reads) {
                 B.Mode = BindMode::Local;
+            } else if (usedOutside(V)) {
+                // Only assigned here (a value nobody reads): a fresh local would be set but
+                // unused; the section writes the function's own variable instead.
+                B.Mode = BindMode::Pointer;
+                B.Why = "assigned in the section, its value unused";
+                B.In = true;
             } else if (V->hasInit()) {
                 B.Mode = BindMode::Value; // keeps the declaration used
                 B.In = true;

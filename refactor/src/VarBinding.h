@@ -30,6 +30,14 @@ namespace locktune {
 // S's own use.
 std::optional<std::string> bindVariables(FunctionContext &F, Section &S);
 
+// The bytes to remove to take V out of a declaration of several variables
+// (`int ii, sid;` -> `int ii;`), when its declarator is simple enough to cut safely.
+std::optional<Span> declaratorSpan(const FunctionContext &F, const clang::DeclStmt *DS,
+                                   const clang::VarDecl *V);
+
+// The declaration statement that declares V.
+const clang::DeclStmt *declStmtOf(const FunctionContext &F, const clang::VarDecl *V);
+
 } // namespace locktune
 
 #endif

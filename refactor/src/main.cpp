@@ -252,9 +252,9 @@ int main(int argc, const char **argv)
     Tool.appendArgumentsAdjuster(getInsertArgumentAdjuster(
         "-resource-dir=" LOCKTUNE_CLANG_RESOURCE_DIR, ArgumentInsertPosition::BEGIN));
     // The program's warnings (and -Werror) are not ours to report.
-    Tool.appendArgumentsAdjuster(
-        getInsertArgumentAdjuster(CommandLineArguments{"-w", "-Wno-error", "-Qunused-arguments"},
-                                  ArgumentInsertPosition::END));
+    Tool.appendArgumentsAdjuster(getInsertArgumentAdjuster(
+        CommandLineArguments{"-w", "-Wno-error", "-Qunused-arguments", "-fno-caret-diagnostics"},
+        ArgumentInsertPosition::END));
 
     if (List)
         return locktune::listLockCalls(Tool);
