@@ -281,6 +281,7 @@ def run(opts: Options, progress: Progress = _quiet) -> Result:
                 if st is not None and st.error is None:
                     msg = d.get("message", "does not parse")
                     st.error = f"{d['file']}:{d.get('line', 0)}: {msg}"
+            _fail_includers(states)
             for rel, st in states.items():
                 if st.error:
                     continue
@@ -349,7 +350,10 @@ def run(opts: Options, progress: Progress = _quiet) -> Result:
 
     from locktune.rewrite import report as report_mod
 
-    errors = [st.error for st in states.values() if st.error]
+    # the files that do not parse first, then those that include them
+    errors = sorted(
+        (st.error for st in states.values() if st.error), key=lambda e: " includes " in e
+    )
     rep = report_mod.build(
         root=root,
         dest=dest,
@@ -366,6 +370,42 @@ def run(opts: Options, progress: Progress = _quiet) -> Result:
         phases=phases,
     )
     return Result(rep, errors, dest)
+
+
+_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
+
+
+def _fail_includers(states: dict[str, FileState]) -> None:
+    """A source file that includes a header that does not parse did not parse either: leave
+    it as it is too (its extraction did not happen; retargeting only its calls would leave
+    it half rewritten)."""
+    failed = {rel: st.error for rel, st in states.items() if st.error and rel.endswith(".h")}
+    if not failed:
+        return
+    by_name: dict[str, list[str]] = {}
+    for rel in states:
+        by_name.setdefault(Path(rel).name, []).append(rel)
+
+    def includes_of(rel: str) -> list[str]:
+        out = []
+        for inc in _INCLUDE.findall(states[rel].text):
+            here = os.path.normpath(str(Path(rel).parent / inc))
+            out += [here] if here in states else by_name.get(Path(inc).name, [])
+        return out
+
+    for rel, st in states.items():
+        if st.error or not rel.endswith(".c"):
+            continue
+        seen, todo = set(), includes_of(rel)
+        while todo:
+            h = todo.pop()
+            if h in seen:
+                continue
+            seen.add(h)
+            if h in failed:
+                st.error = f"{rel}: includes {h}, which does not parse ({failed[h]})"
+                break
+            todo += includes_of(h)
 
 
 def _accessors(

@@ -137,6 +137,23 @@ def test_code_that_does_not_parse(run_locktune, tmp_path):
     assert "not rewritten      bad.c:7:" in res.stdout
 
 
+def test_header_that_does_not_parse(run_locktune, tmp_path):
+    """The header and the files that include it stay as they are; the others are rewritten."""
+    bad_h = "#include <pthread.h>\nstruct s { pthread_mutex_t m; int x }\n"
+    user = '#include "bad.h"\nint f(struct s *p)\n{\n    return pthread_mutex_lock(&p->m);\n}\n'
+    src = tree(tmp_path / "src", {"bad.h": bad_h, "user.c": user, "main.c": GOOD})
+    out = tmp_path / "o"
+    res = run_locktune("rewrite", str(src), "--out", str(out))
+    assert res.returncode == 1
+    line = one_error_line(res)
+    assert re.match(r"locktune rewrite: error: bad\.h:2: expected ';'", line), line
+    assert "(and 1 more file(s))" in line
+    assert (out / "bad.h").read_text() == bad_h
+    assert (out / "user.c").read_text() == user
+    assert extracted((out / "main.c").read_text())
+    assert "not rewritten      user.c: includes bad.h, which does not parse" in res.stdout
+
+
 def test_out_refuses_a_foreign_directory(run_locktune, src, tmp_path):
     foreign = tree(tmp_path / "mine", {"notes.txt": "keep me"})
     res = run_locktune("rewrite", str(src), "--out", str(foreign))

@@ -41,3 +41,9 @@ int main(void)
     return 0;
 }
 // CHECK-NOT: pthread_mutex_lock
+// CHECK: static void *worker(void *arg)
+// CHECK: intptr_t lt_exit1 = (intptr_t)lt_execute(&budget_lock, worker__cs1, &lt_cs1);
+// CHECK-NEXT: if (lt_exit1 == 1) {
+// CHECK-NEXT: got = lt_cs1.out.got;
+// CHECK-NEXT: break;
+// EXTRACTED: 1

@@ -35,3 +35,5 @@ int main(void)
 // CHECK-NEXT: #include "locktune_config.h"
 // CHECK: static lt_mutex_t counter_lock = LT_MUTEX_INITIALIZER(LT_SITE_MAIN_C_8);
 // CHECK-NOT: pthread_mutex_
+// CHECK: lt_execute(&counter_lock, worker__cs1, &lt_cs1);
+// EXTRACTED: 1

@@ -75,3 +75,10 @@ int main(void)
 }
 // CHECK: static lt_mutex_t stack_lock = LT_MUTEX_INITIALIZER(LT_SITE_MAIN_C_9);
 // CHECK-NOT: pthread_mutex_
+// CHECK: static void *push__cs1(void *lt_arg)
+// CHECK: return (void *)1;
+// CHECK: static int push(int v)
+// CHECK: intptr_t lt_exit1 = (intptr_t)lt_execute(&stack_lock, push__cs1, &lt_cs1);
+// CHECK-NEXT: if (lt_exit1 == 1) {
+// CHECK-NEXT: return -1;
+// EXTRACTED: 2

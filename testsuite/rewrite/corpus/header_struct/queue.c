@@ -35,3 +35,5 @@ long queue_pop(struct job_queue *q)
 // CHECK-NEXT: #include "locktune.h"
 // CHECK-NEXT: #include "locktune_config.h"
 // CHECK: lt_mutex_init(&q->lock, NULL, LT_SITE_QUEUE_C_7);
+// CHECK: lt_execute_ex(&q->lock, queue_push__cs1, &lt_cs1, LT_EXEC_MAY_WAIT);
+// CHECK: lt_execute_ex(&q->lock, queue_pop__cs1, &lt_cs1, LT_EXEC_MAY_WAIT);

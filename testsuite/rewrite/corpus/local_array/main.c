@@ -50,3 +50,8 @@ int main(void)
     printf("total %ld ring %ld pos %d\n", total, ring_total, ring_pos);
     return 0;
 }
+// CHECK: static void *snapshot_sum__cs1(void *lt_arg)
+// CHECK: (*window)[i] = 1;
+// CHECK: static long snapshot_sum(int seed)
+// CHECK: .window = &window};
+// CHECK-NEXT: lt_execute(&ring_lock, snapshot_sum__cs1, &lt_cs1);

@@ -66,6 +66,9 @@ int main(void)
     printf("total %ld\n", total);
     return 0;
 }
+// CHECK: /* Critical section of step() on &matrix_lock (main.c:{{[0-9]+}}-{{[0-9]+}}), extracted by locktune-extract. */
+// CHECK: static void *step__cs1(void *lt_arg)
 // CHECK: /* Rotate the row by one place. */
 // CHECK: // Then bump every cell of the column the seed names.
 // CHECK: trace_history = trace(); /* helper called under the lock */
+// EXTRACTED: 1

@@ -62,3 +62,8 @@ int main(void)
     printf("reads %ld version %d\n", s + f, cfg_version);
     return 0;
 }
+// CHECK: static int reader(int want_fresh)
+// CHECK: int value = -1;
+// CHECK: .value = value}};
+// CHECK-NEXT: lt_execute(&cfg_lock, reader__cs1, &lt_cs1);
+// CHECK-NEXT: value = lt_cs1.out.value;

@@ -45,3 +45,4 @@ int main(void)
     printf("claims %ld handoffs>0 %d\n", total, handoffs > 0);
     return 0;
 }
+// CHECK: LT_EXEC_ON_CALLER);

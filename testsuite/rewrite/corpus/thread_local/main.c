@@ -35,3 +35,4 @@ int main(void)
     printf("total %ld main %ld\n", total_calls, my_calls);
     return 0;
 }
+// CHECK: lt_execute_ex(&total_lock, worker__cs1, NULL, LT_EXEC_ON_CALLER);
