@@ -1,12 +1,13 @@
-"""`locktune rewrite`, the passes in order.
+"""`locktune rewrite`, the passes in order (docs/rewrite.md):
 
     1. select    the C files and headers named, the source root, where the output goes
-    2. extract   locktune-extract (Clang): critical sections -> functions run by lt_execute
-    3. cocci     the semantic patches: sites, then calls, condition variables and types
-    4. residue   what Coccinelle could not parse, finished by token and reported
-    5. include   #include "locktune.h" (and locktune_config.h) after the feature-test macros
-    6. header    locktune_config.h: one entry per site, with the profile's figures
-    7. write     every file at once, at the end: a failure never leaves a half-rewritten tree
+    2. wrappers  lock wrapper macros recognised, functions named, their lock accessors
+    3. extract   locktune-extract (Clang): critical sections -> functions run by lt_execute
+    4. cocci     the semantic patches: sites, then calls, condition variables and types
+    5. residue   what Coccinelle could not parse, finished by token and reported
+    6. include   #include "locktune.h" (and locktune_config.h) after the feature-test macros
+    7. header    locktune_config.h: one entry per site, with the profile's figures
+    8. write     every file at once, at the end: a failure never leaves a half-rewritten tree
 
 Every pass works on a staging copy of the selected files.  A file that does not parse is
 reported with its file:line and left exactly as it was; the others are still rewritten.
@@ -38,6 +39,7 @@ from locktune.rewrite import (
 )
 from locktune.rewrite import cocci as cocci_mod
 from locktune.rewrite import profile as profile_mod
+from locktune.rewrite import report as report_mod
 from locktune.rewrite.linemap import LineMap
 
 SOURCE_SUFFIXES = (".c", ".h")
@@ -267,7 +269,7 @@ def run(opts: Options, progress: Progress = _quiet) -> Result:
             for acc in accs:
                 wrapper_roles.update({w: acc.spec(w) for w in acc.wrappers})
 
-            # 3. extraction
+            # 3. extract
             flags = _flags(opts, root, Path(tmp))
             to_extract = [r for r in rels if r.endswith(".c") and _in_db(flags, root / r)]
             progress(f"extracting critical sections from {len(to_extract)} files (Clang)")
@@ -292,7 +294,7 @@ def run(opts: Options, progress: Progress = _quiet) -> Result:
                     st.extracted = True
                     (stage / rel).write_text(now)
 
-            # 4/5. semantic patches, then the residue
+            # 4, 5. semantic patches, then the residue
             todo = [s for s in states.values() if s.error is None]
             done = 0
 
@@ -312,12 +314,12 @@ def run(opts: Options, progress: Progress = _quiet) -> Result:
         phases["cocci"] = time.monotonic() - t
         t = time.monotonic()
 
-        # 5. includes
+        # 6. includes
         for st in states.values():
             if st.error is None:
                 place_includes(st, dest)
 
-        # 6. sites and header
+        # 7. sites and header
         table = _sites(states, ext, previous, profile, rels)
         for e in table.check_unique_idents():
             rel = e.split(":", 1)[0]
@@ -329,7 +331,7 @@ def run(opts: Options, progress: Progress = _quiet) -> Result:
             accessors.prototypes({r: st.text for r, st in states.items() if st.error is None}),
         )
 
-        # 7. write
+        # 8. write
         if not opts.in_place:
             prepare_dest(root, dest)
         written = []
@@ -347,8 +349,6 @@ def run(opts: Options, progress: Progress = _quiet) -> Result:
         if not header_path.exists() or header_path.read_text() != header:
             header_path.write_text(header)
         phases["header_and_write"] = time.monotonic() - t
-
-    from locktune.rewrite import report as report_mod
 
     # the files that do not parse first, then those that include them
     errors = sorted(
