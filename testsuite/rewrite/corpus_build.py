@@ -114,10 +114,10 @@ def _diff(a: Path, b: Path) -> list[str]:
     return out
 
 
-def run_program(exe: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [str(exe)], capture_output=True, text=True, timeout=RUN_TIMEOUT_S, env=env
-    )
+def run_program(
+    exe: Path, env: dict[str, str], timeout: float = RUN_TIMEOUT_S
+) -> subprocess.CompletedProcess:
+    return subprocess.run([str(exe)], capture_output=True, text=True, timeout=timeout, env=env)
 
 
 PROBE = r"""
