@@ -58,7 +58,8 @@ struct lt_cond {
     uint32_t _lock;  /* futex word guarding the waiter list */
     union {
         struct {
-            void *_head, *_tail;
+            void *_head, *_tail; /* waiters */
+            void *_mutex;        /* the mutex they wait with */
         } _q;
         pthread_cond_t _posix;
     } _u;
@@ -89,7 +90,7 @@ typedef struct lt_cond lt_cond_t;
         0, 0,                                                                                      \
         {                                                                                          \
             {                                                                                      \
-                0, 0                                                                               \
+                0, 0, 0                                                                            \
             }                                                                                      \
         }                                                                                          \
     }

@@ -10,6 +10,13 @@
  *              after another instead of stampeding onto the mutex - what FUTEX_CMP_REQUEUE
  *              does for glibc's futex mutexes, done here for any lock algorithm.
  *
+ * Wait morphing: a waiter woken while the waker still holds the mutex can only run into the
+ * held mutex - and, woken onto the waker's own CPU, it preempts the very thread it waits for.
+ * So a wake-up issued by the mutex's holder (signal and broadcast called under the mutex,
+ * which POSIX recommends, and every link of a broadcast chain) is deferred: the node goes on
+ * the holder's thread-local list and is woken right after the holder releases that mutex
+ * (lt_mutex_unlock, or the release inside its next lt_cond_wait).
+ *
  * A node's word, and who moves it:
  *
  *   WAITING --signal (after dequeueing it)------------------> WOKEN        (return)
@@ -20,8 +27,10 @@
  *
  * A waker touches the condition variable only under the list lock, and the node only after
  * releasing it: once a waiter has been woken, nothing in the condition variable is touched on
- * its behalf, so it may destroy it.  Timed waits use the clock set by pthread_condattr_setclock
- * (CLOCK_REALTIME by default).  Process-shared condition variables are glibc's, kept inline.
+ * its behalf, so it may destroy it.  A deferred node stays alive meanwhile: its waiter is not
+ * listed any more, so it waits for its word whatever its timeout.  Timed waits use the clock set by
+ * pthread_condattr_setclock (CLOCK_REALTIME by default).  Process-shared condition variables are
+ * glibc's, kept inline.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -32,6 +41,7 @@
 #include "futex.h"
 #include "lll.h"
 #include "mutex.h"
+#include "thread.h"
 
 enum { W_WAITING = 0, W_WOKEN = 1, W_WOKEN_CHAIN = 2 };
 
@@ -39,12 +49,15 @@ enum { W_WAITING = 0, W_WOKEN = 1, W_WOKEN_CHAIN = 2 };
 #define COND_F_NATIVE    2u
 
 struct cond_node {
-    struct cond_node *next; /* list link; after a broadcast, the next waiter to wake */
-    uint32_t word;          /* W_* (atomic) */
+    struct cond_node *next;  /* list link; after a broadcast, the next waiter to wake */
+    uint32_t word;           /* W_* (atomic) */
+    uint32_t how;            /* deferred: the W_* to store; owned by the deferring thread */
+    struct cond_node *dnext; /* deferred list link; owned by the deferring thread */
 };
 
-#define HEAD(c) ((struct cond_node **)&(c)->_u._q._head)
-#define TAIL(c) ((struct cond_node **)&(c)->_u._q._tail)
+#define HEAD(c)  ((struct cond_node **)&(c)->_u._q._head)
+#define TAIL(c)  ((struct cond_node **)&(c)->_u._q._tail)
+#define MUTEX(c) ((lt_mutex_t **)&(c)->_u._q._mutex)
 
 LT_API int lt_cond_init(lt_cond_t *c, const pthread_condattr_t *attr)
 {
@@ -100,6 +113,35 @@ static void wake_node(struct cond_node *n, uint32_t how)
     lt_futex_wake(&n->word, 1); /* n may be gone by now: a stray wake is harmless */
 }
 
+void lt_cond_flush_deferred(void)
+{
+    struct lt_thread *t = &lt_thread_self;
+    struct cond_node *n = t->deferred;
+    t->deferred = NULL;
+    t->deferred_mutex = NULL;
+    while (n) {
+        struct cond_node *next = n->dnext; /* read before the wake: n may vanish after */
+        wake_node(n, n->how);
+        n = next;
+    }
+}
+
+/* Wake n now, or - when the caller holds m - once it releases m. */
+static void wake_or_defer(struct cond_node *n, uint32_t how, lt_mutex_t *m)
+{
+    struct lt_thread *t = &lt_thread_self;
+    if (!m || !lt_mutex_held(m)) {
+        wake_node(n, how);
+        return;
+    }
+    if (t->deferred && t->deferred_mutex != m)
+        lt_cond_flush_deferred(); /* one mutex at a time: the older ones go now */
+    n->how = how;
+    n->dnext = t->deferred;
+    t->deferred = n;
+    t->deferred_mutex = m;
+}
+
 int lt_cond_wait_generic(lt_cond_t *c, lt_mutex_t *m, const struct timespec *abstime)
 {
     if (abstime && lt_abstime_check(abstime))
@@ -107,13 +149,14 @@ int lt_cond_wait_generic(lt_cond_t *c, lt_mutex_t *m, const struct timespec *abs
     int r = lt_mutex_cond_check(m);
     if (r != 0)
         return r;
-    struct cond_node n = {NULL, W_WAITING};
+    struct cond_node n = {NULL, W_WAITING, 0, NULL};
     lt_lll_lock(&c->_lock);
     if (*TAIL(c))
         (*TAIL(c))->next = &n;
     else
         __atomic_store_n(HEAD(c), &n, __ATOMIC_RELAXED);
     *TAIL(c) = &n;
+    *MUTEX(c) = m; /* POSIX: every concurrent waiter uses the same mutex */
     lt_lll_unlock(&c->_lock);
 
     uint32_t depth;
@@ -138,7 +181,7 @@ int lt_cond_wait_generic(lt_cond_t *c, lt_mutex_t *m, const struct timespec *abs
     }
     lt_mutex_cond_reacquire(m, depth);
     if (ret == 0 && w == W_WOKEN_CHAIN && n.next)
-        wake_node(n.next, W_WOKEN_CHAIN);
+        wake_or_defer(n.next, W_WOKEN_CHAIN, m); /* we hold m: woken when we release it */
     return ret;
 }
 
@@ -177,6 +220,7 @@ LT_API int lt_cond_signal(lt_cond_t *c)
         return 0;
     lt_lll_lock(&c->_lock);
     struct cond_node *n = *HEAD(c);
+    lt_mutex_t *m = *MUTEX(c);
     if (n) {
         __atomic_store_n(HEAD(c), n->next, __ATOMIC_RELAXED);
         if (!n->next)
@@ -184,7 +228,7 @@ LT_API int lt_cond_signal(lt_cond_t *c)
     }
     lt_lll_unlock(&c->_lock);
     if (n)
-        wake_node(n, W_WOKEN);
+        wake_or_defer(n, W_WOKEN, m);
     return 0;
 }
 
@@ -196,10 +240,11 @@ LT_API int lt_cond_broadcast(lt_cond_t *c)
         return 0;
     lt_lll_lock(&c->_lock);
     struct cond_node *first = *HEAD(c);
+    lt_mutex_t *m = *MUTEX(c);
     __atomic_store_n(HEAD(c), NULL, __ATOMIC_RELAXED);
     *TAIL(c) = NULL;
     lt_lll_unlock(&c->_lock);
     if (first)
-        wake_node(first, W_WOKEN_CHAIN);
+        wake_or_defer(first, W_WOKEN_CHAIN, m);
     return 0;
 }

@@ -54,9 +54,10 @@ static __attribute__((noreturn, format(printf, 1, 2))) void fatal(const char *fm
     if (n > (int)sizeof line - 2)
         n = (int)sizeof line - 2;
     line[n] = '\n';
+    char out[sizeof line + 32];
+    int len = snprintf(out, sizeof out, "locktune: error: %.*s", n + 1, line);
     /* One write: the line is not interleaved with another thread's output. */
-    ssize_t w = write(2, "locktune: error: ", 17);
-    w = write(2, line, (size_t)n + 1);
+    ssize_t w = write(2, out, (size_t)(len < (int)sizeof out ? len : (int)sizeof out - 1));
     (void)w;
     exit(2);
 }

@@ -230,7 +230,18 @@ LT_API int lt_mutex_timedlock(lt_mutex_t *m, const struct timespec *abstime)
     return acquire_slow(m, MODE_TIMED, abstime);
 }
 
-static __attribute__((noinline)) int release_slow(lt_mutex_t *m)
+static int release_slow(lt_mutex_t *m);
+
+/* Release, then wake the condition waiters this thread signalled while holding m. */
+static __attribute__((noinline)) int release_slow_and_flush(lt_mutex_t *m)
+{
+    int r = release_slow(m);
+    if (r == 0 && lt_thread_self.deferred_mutex == m && !lt_mutex_held(m))
+        lt_cond_flush_deferred();
+    return r;
+}
+
+static int release_slow(lt_mutex_t *m)
 {
     uint32_t f = m->_flags;
     if (f & LT_MUTEX_F_NATIVE_)
@@ -261,13 +272,16 @@ static __attribute__((noinline)) int release_slow(lt_mutex_t *m)
 LT_API int lt_mutex_unlock(lt_mutex_t *m)
 {
     const struct lt_algo *a = ops_load(m);
-    /* A holder knows its tid already (lt_acquired): no call on this path, hence no frame. */
+    /* A holder knows its tid already (lt_acquired): no call on this path, hence no frame.
+     * Deferred condition wake-ups (cond.c) are done on the slow path, after the release. */
     int32_t me = lt_thread_self.tid;
-    if (__builtin_expect(bound(a) && m->_flags == 0 && me != 0 && owner_load(m) == me, 1)) {
+    if (__builtin_expect(bound(a) && m->_flags == 0 && me != 0 && owner_load(m) == me &&
+                             !lt_thread_self.deferred,
+                         1)) {
         owner_store(m, 0);
         return a->unlock(m);
     }
-    return release_slow(m);
+    return release_slow_and_flush(m);
 }
 
 LT_API int lt_mutex_destroy(lt_mutex_t *m)
@@ -351,6 +365,13 @@ LT_API const char *lt_mutex_algorithm(lt_mutex_t *m)
 
 /* ---- for condition variables (mutex.h) ---- */
 
+int lt_mutex_held(const lt_mutex_t *m)
+{
+    if (m->_flags & LT_MUTEX_F_NATIVE_)
+        return m->_u._posix.__data.__owner == lt_self();
+    return bound(ops_load(m)) && owner_load(m) == lt_self();
+}
+
 int lt_mutex_cond_check(lt_mutex_t *m)
 {
     if (m->_flags & LT_MUTEX_F_NATIVE_) /* glibc records the holder's tid for every type */
@@ -373,13 +394,15 @@ void lt_mutex_cond_release(lt_mutex_t *m, uint32_t *depth)
     if (m->_flags & LT_MUTEX_F_NATIVE_) {
         *depth = 1;
         pthread_mutex_unlock(&m->_u._posix);
-        return;
+    } else {
+        const struct lt_algo *a = ops_load(m);
+        *depth = m->_count ? m->_count : 1;
+        m->_count = 0;
+        owner_store(m, 0);
+        a->unlock(m);
     }
-    const struct lt_algo *a = ops_load(m);
-    *depth = m->_count ? m->_count : 1;
-    m->_count = 0;
-    owner_store(m, 0);
-    a->unlock(m);
+    if (lt_thread_self.deferred_mutex == m)
+        lt_cond_flush_deferred();
 }
 
 void lt_mutex_cond_reacquire(lt_mutex_t *m, uint32_t depth)

@@ -9,6 +9,8 @@
 
 #include "locktune.h"
 
+/* Whether the calling thread holds m. */
+int lt_mutex_held(const lt_mutex_t *m);
 /* 0 when the caller holds m; else EPERM (reported for default-type locks) or EINVAL. */
 int lt_mutex_cond_check(lt_mutex_t *m);
 /* Release m, held by the caller (lt_mutex_cond_check said so), for a condition wait; *depth

@@ -20,8 +20,11 @@ static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 
 static void child_after_fork(void)
 {
-    /* The child's only thread has a new tid; everything else it inherited stays valid. */
+    /* The child's only thread has a new tid, and the condition waiters it deferred waking
+     * are threads of the parent; everything else it inherited stays valid. */
     lt_thread_self.tid = 0;
+    lt_thread_self.deferred = NULL;
+    lt_thread_self.deferred_mutex = NULL;
 }
 
 static void thread_exit(void *arg)
@@ -29,6 +32,8 @@ static void thread_exit(void *arg)
     (void)arg;
     struct lt_thread *t = &lt_thread_self;
     t->exiting = 1;
+    if (t->deferred)
+        lt_cond_flush_deferred(); /* never strand a waiter */
     while (t->free) {
         struct lt_qnode *n = t->free;
         t->free = n->pool_next;

@@ -19,6 +19,10 @@ struct lt_stats_thread;
 struct lt_thread {
     int32_t tid;  /* kernel thread id, 0 until first asked */
     uint32_t rng; /* xorshift32 state, seeded from the tid */
+    /* Condition waiters this thread signalled while holding their mutex: woken when it
+     * releases that mutex (cond.c, "wait morphing").  NULL when none. */
+    void *deferred;
+    const void *deferred_mutex;
     uint8_t registered, exiting;
     uint32_t nfree;
     struct lt_qnode *free; /* node free list */
@@ -28,6 +32,8 @@ struct lt_thread {
 extern __thread struct lt_thread lt_thread_self __attribute__((tls_model("initial-exec")));
 
 int32_t lt_thread_init_tid(void);
+/* Wake the condition waiters deferred by this thread (cond.c). */
+void lt_cond_flush_deferred(void);
 /* Called when a thread first keeps state that must be released at its exit. */
 void lt_thread_register(void);
 

@@ -103,6 +103,8 @@ uint32_t lt_wait_word(uint32_t *w, enum lt_wait_policy p, int site)
  * at most twice the optimum.
  */
 enum { WARMUP = 4, SAMPLES = 31 };
+#define CALIBRATION_MAX_NS 50000000u /* a loaded machine gets 50 ms, then what was measured */
+#define PING_STOP          UINT32_MAX
 
 struct pingpong {
     uint32_t ping, pong;
@@ -114,8 +116,11 @@ static void *pong_side(void *arg)
     for (uint32_t i = 1; i <= WARMUP + SAMPLES; i++) {
         uint32_t cur;
         /* acquire: pairs with the release store of ping. */
-        while ((cur = __atomic_load_n(&pp->ping, __ATOMIC_ACQUIRE)) != i)
+        while ((cur = __atomic_load_n(&pp->ping, __ATOMIC_ACQUIRE)) != i) {
+            if (cur == PING_STOP)
+                return NULL;
             lt_futex_wait(&pp->ping, cur, NULL, CLOCK_MONOTONIC);
+        }
         __atomic_store_n(&pp->pong, i, __ATOMIC_RELEASE); /* the granter spins on it */
     }
     return NULL;
@@ -135,8 +140,9 @@ static void calibrate(void)
     pthread_t t;
     if (pthread_create(&t, NULL, pong_side, &pp) != 0)
         return; /* keep the default; the statistics say so */
-    uint64_t sample[SAMPLES];
-    for (uint32_t i = 1; i <= WARMUP + SAMPLES; i++) {
+    uint64_t sample[SAMPLES], give_up = lt_now_ns() + CALIBRATION_MAX_NS;
+    unsigned n = 0;
+    for (uint32_t i = 1; i <= WARMUP + SAMPLES && lt_now_ns() < give_up; i++) {
         /* Let the helper fall asleep: spin ~20 us (no sleep of ours: we are the granter). */
         uint64_t t0 = lt_now_ns();
         while (lt_now_ns() - t0 < 20000)
@@ -144,15 +150,22 @@ static void calibrate(void)
         t0 = lt_now_ns();
         __atomic_store_n(&pp.ping, i, __ATOMIC_RELEASE);
         lt_futex_wake(&pp.ping, 1);
-        /* acquire: pairs with the helper's release store. */
-        while (__atomic_load_n(&pp.pong, __ATOMIC_ACQUIRE) != i)
+        /* acquire: pairs with the helper's release store.  The helper may not get a CPU for a
+         * while on a loaded machine: give up at the deadline. */
+        while (__atomic_load_n(&pp.pong, __ATOMIC_ACQUIRE) != i && lt_now_ns() < give_up)
             lt_cpu_relax();
+        if (__atomic_load_n(&pp.pong, __ATOMIC_ACQUIRE) != i)
+            break;
         if (i > WARMUP)
-            sample[i - WARMUP - 1] = lt_now_ns() - t0;
+            sample[n++] = lt_now_ns() - t0;
     }
+    __atomic_store_n(&pp.ping, PING_STOP, __ATOMIC_RELEASE);
+    lt_futex_wake(&pp.ping, 1);
     pthread_join(t, NULL);
-    qsort(sample, SAMPLES, sizeof sample[0], cmp_u64);
-    uint64_t b = sample[SAMPLES / 2];
+    if (n == 0)
+        return; /* keep the default; the statistics say so */
+    qsort(sample, n, sizeof sample[0], cmp_u64);
+    uint64_t b = sample[n / 2];
     __atomic_store_n(&unpark_ns, b, __ATOMIC_RELAXED);
     b = b < MIN_BUDGET_NS ? MIN_BUDGET_NS : b > MAX_BUDGET_NS ? MAX_BUDGET_NS : b;
     if (!budget_fixed) {

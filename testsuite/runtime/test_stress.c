@@ -28,6 +28,7 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,6 +191,36 @@ static void test_exclusion(int n)
         CHECK_EQ(g[k].counter, expected); /* no lost update */
         CHECK_EQ(lt_mutex_destroy(&g[k].lock), 0);
     }
+}
+
+/* ---- hammer: the tightest lock/unlock loop, where two CPUs collide most often ---- */
+
+static lt_mutex_t hlock;
+static long hcounter; /* unprotected on purpose */
+static int hinside;
+
+static void *hammer_worker(void *arg)
+{
+    struct worker *w = arg;
+    for (long i = 0; i < w->iters; i++) {
+        CHECK_EQ(lt_mutex_lock(&hlock), 0);
+        CHECK(__atomic_fetch_add(&hinside, 1, __ATOMIC_RELAXED) == 0);
+        hcounter++;
+        __atomic_fetch_sub(&hinside, 1, __ATOMIC_RELAXED);
+        CHECK_EQ(lt_mutex_unlock(&hlock), 0);
+    }
+    return NULL;
+}
+
+static void test_hammer(int n)
+{
+    static struct worker w[64];
+    CHECK_EQ(lt_mutex_init(&hlock, NULL, LT_SITE_UNKNOWN), 0);
+    hcounter = 0;
+    long iters = per_thread(800000, n);
+    run_threads(n, hammer_worker, w, iters);
+    CHECK_EQ(hcounter, iters * n);
+    CHECK_EQ(lt_mutex_destroy(&hlock), 0);
 }
 
 /* ---- recursive locks under contention ---- */
@@ -810,18 +841,44 @@ static void test_many_locks(void)
     free(many);
 }
 
+/* Watchdog: a phase that makes no progress for watchdog_s is a hang (a lost wake-up, a
+ * corrupted queue): say which, and fail, rather than wait for ctest's timeout. */
+static const char *phase;
+static int phase_threads;
+static unsigned watchdog_s = 90;
+
+static void hung(int sig)
+{
+    (void)sig;
+    char msg[256];
+    int len =
+        snprintf(msg, sizeof msg, "test_stress %s: %s (%d threads) hung: no progress for %u s\n",
+                 algo, phase, phase_threads, watchdog_s);
+    ssize_t r = write(2, msg, (size_t)len);
+    (void)r;
+    _exit(1);
+}
+
 static void timed(const char *name, int n, void (*fn)(int), int arg)
 {
+    phase = name;
+    phase_threads = n;
+    alarm(watchdog_s);
     double t0 = now_s();
     fn(arg);
+    alarm(0);
     printf("  %-14s %2d threads  %7.3f s\n", name, n, now_s() - t0);
     fflush(stdout);
 }
 
 static void once(const char *name, void (*fn)(void))
 {
+    phase = name;
+    phase_threads = 0;
+    alarm(watchdog_s);
     double t0 = now_s();
     fn();
+    alarm(0);
     printf("  %-25s  %7.3f s\n", name, now_s() - t0);
     fflush(stdout);
 }
@@ -849,10 +906,13 @@ int main(int argc, char **argv)
     if (san && strcmp(san, "tsan") == 0) {
         scale = 0.08;
         tolerance_s = 3.0;
+        watchdog_s = 240;
     } else if (san && *san) {
         scale = 0.3;
         tolerance_s = 2.0;
+        watchdog_s = 180;
     }
+    signal(SIGALRM, hung);
     lt_mutex_t probe = LT_MUTEX_INITIALIZER(LT_SITE_UNKNOWN);
     if (strcmp(lt_mutex_algorithm(&probe), algo) != 0) {
         fprintf(stderr, "test_stress: locks run '%s', not '%s': is LOCKTUNE_ALGO=default=%s set?\n",
@@ -865,6 +925,7 @@ int main(int argc, char **argv)
     static const int threads[] = {1, 2, 4, 16, 64};
     for (unsigned i = 0; i < sizeof threads / sizeof threads[0]; i++) {
         int n = threads[i];
+        timed("hammer", n, test_hammer, n);
         timed("exclusion", n, test_exclusion, n);
         timed("recursive", n, test_recursive, n);
         timed("static-init", n, static_test, n);

@@ -28,7 +28,7 @@
  * each time the active set is briefly away, and throughput collapses.  Here a *parked* PS head
  * is not reprovisioned while the active set keeps the lock busy: the lock is released instead
  * and the next arrival takes it.  Work conservation comes back two ways:
- *   - a parked waiter sleeps at most PS_TIMEOUT (1 ms, doubling to 16 ms while nothing
+ *   - a parked waiter sleeps at most PS_TIMEOUT (1 ms, doubling to 8 ms while nothing
  *     changes); if it then finds the lock free (tail NULL, so it cannot be in the queue), the
  *     active set has gone: it takes the lock with a fresh node, removes its old node from the
  *     PS as the holder, and puts the lock in drain mode;
@@ -55,9 +55,9 @@
 #include "../qnode.h"
 #include "../thread.h"
 
-#define FAIRNESS_PERIOD 1000      /* the paper's: one eldest grant per ~1000 unlocks */
-#define PS_TIMEOUT_MIN  1000000u  /* a parked waiter checks for an idle lock after 1 ms, */
-#define PS_TIMEOUT_MAX  16000000u /* then after 2, 4, 8, 16 ms */
+#define FAIRNESS_PERIOD 1000     /* the paper's: one eldest grant per ~1000 unlocks */
+#define PS_TIMEOUT_MIN  1000000u /* a parked waiter checks for an idle lock after 1 ms, */
+#define PS_TIMEOUT_MAX  8000000u /* then after 2, 4, 8 ms */
 
 struct mcscr_lock {
     struct lt_qnode *tail;
@@ -77,7 +77,9 @@ static int mcscr_init(lt_mutex_t *m)
 
 static int mcscr_destroy(lt_mutex_t *m)
 {
-    return __atomic_load_n(&LT_STATE(m, struct mcscr_lock)->tail, __ATOMIC_RELAXED) ? EBUSY : 0;
+    struct mcscr_lock *l = LT_STATE(m, struct mcscr_lock);
+    /* Passive waiters may sleep on a free lock (see above): they wait for it too. */
+    return __atomic_load_n(&l->tail, __ATOMIC_RELAXED) || l->ps_head ? EBUSY : 0;
 }
 
 /* ---- the passive set: a doubly linked list, edited by the lock holder only ---- */
@@ -217,6 +219,8 @@ static int mcscr_trylock(lt_mutex_t *m)
 {
     struct mcscr_lock *l = LT_STATE(m, struct mcscr_lock);
     struct lt_qnode *n = fresh_node(), *none = NULL;
+    /* A NULL tail: free (passive waiters may still sleep; the holder's unlock deals with
+     * them).  acq_rel as in mcscr_lock. */
     if (!__atomic_compare_exchange_n(&l->tail, &none, n, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
         lt_qnode_put(n);
         return EBUSY;

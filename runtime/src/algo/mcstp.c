@@ -7,11 +7,11 @@
  * waiter whose stamp is fresh and removes the stale ones it passes, which re-enqueue at the
  * tail when they next run.  The other weakness, a holder preempted inside its critical
  * section, is met as MCS-TP meets it: waiters spin while the lock keeps changing hands and
- * yield the CPU only when it has not for a spin budget - the holder is then presumably off
- * its CPU and needs one.  (MCS-TP publishes the holder's start time; a generation count that
- * every acquisition bumps gives waiters the same information without a clock read on the
- * uncontended path.)  A waiter that yielded on every budget would go stale each time and be
- * skipped, again and again: it only yields when yielding helps.
+ * yield the CPU when it has not for STUCK_NS - the holder (or the waiter it was just handed
+ * to) is then presumably off its CPU and needs one.  (MCS-TP publishes the holder's start
+ * time; a generation count that every acquisition bumps gives waiters the same information
+ * without a clock read on the uncontended path.)  A waiter that yielded on a timer would go
+ * stale each time and be skipped, again and again: it only yields when yielding helps.
  *
  *   node.state: WAITING --(unlocker: fresh stamp)--> GRANTED
  *                  |
@@ -27,9 +27,11 @@
  *
  * Only the lock holder changes a waiter's state, and it removes a node only once nobody else
  * can still refer to it (its successor has linked, or it was the tail and left the queue), so
- * a removed waiter may reuse its node at once.  Stale means not seen running for
- * STALE_NS = 20 us (the MCS-TP authors: 10 us for a stamp to be seen), far more than the
- * ~1 us between a running waiter's stamps.
+ * a removed waiter may reuse its node at once.  A running waiter publishes its stamp every 8
+ * polls (well under 1 us); stale means not seen running for STALE_NS = 4 us.  (The MCS-TP
+ * authors allow 10 us for a stamp to be seen on their machine; a longer threshold here let
+ * the lock go to waiters preempted a moment earlier by the unlocking thread itself, which then
+ * waited for its own CPU.)
  *
  * Not strictly FIFO (a preempted waiter loses its place).  Waiting: spin publishing stamps,
  * yield while the lock is stuck (never parks).  timedlock polls trylock (a timed waiter does
@@ -44,7 +46,8 @@
 
 enum { TP_GRANTED = LT_GRANTED, TP_REMOVED = LT_GRANTED + 1 };
 
-#define STALE_NS 20000
+#define STALE_NS 4000 /* a waiter not seen running for this long is presumed preempted */
+#define STUCK_NS 8000 /* a lock that has not changed hands for this long: holder preempted */
 
 struct mcstp_lock {
     struct lt_qnode *tail;
@@ -83,7 +86,7 @@ static inline int mcstp_acquired(lt_mutex_t *m, struct mcstp_lock *l, struct lt_
  * lock does not change hands. */
 static uint32_t mcstp_wait(struct mcstp_lock *l, struct lt_qnode *n)
 {
-    uint64_t budget = lt_spin_budget_ns(), changed = lt_now_ns();
+    uint64_t changed = lt_now_ns();
     uint32_t gen = __atomic_load_n(&l->gen, __ATOMIC_RELAXED);
     for (unsigned polls = 1;; polls++) {
         /* acquire: the grant carries the previous holder's critical section. */
@@ -91,14 +94,14 @@ static uint32_t mcstp_wait(struct mcstp_lock *l, struct lt_qnode *n)
         if (st != LT_WAITING)
             return st;
         lt_cpu_relax();
-        if ((polls & 15) == 0) {
+        if ((polls & 7) == 0) {
             uint64_t now = lt_now_ns();
             publish(n, now);
             uint32_t g = __atomic_load_n(&l->gen, __ATOMIC_RELAXED);
             if (g != gen) {
                 gen = g;
                 changed = now;
-            } else if (now - changed >= budget) {
+            } else if (now - changed >= STUCK_NS) {
                 sched_yield(); /* the holder seems descheduled: give it a CPU */
                 changed = lt_now_ns();
                 publish(n, changed);

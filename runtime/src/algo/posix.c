@@ -44,7 +44,11 @@ static int posix_trylock(lt_mutex_t *m)
 
 static int posix_timedlock(lt_mutex_t *m, const struct timespec *abstime)
 {
-    int r = pthread_mutex_timedlock(&m->_u._posix, abstime);
+    int r = pthread_mutex_trylock(&m->_u._posix);
+    if (r == EBUSY) {
+        lt_contended(m); /* counts it, and reports a relock by the holder */
+        r = pthread_mutex_timedlock(&m->_u._posix, abstime);
+    }
     return r ? r : lt_acquired(m);
 }
 

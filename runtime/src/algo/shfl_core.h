@@ -83,14 +83,20 @@ static inline int shfl_numa_node(void)
 /* Wake a waiter ahead of its turn: it will not park (again). */
 static inline void shfl_keep_spinning(struct shfl_node *q)
 {
-    uint32_t e = SH_WAITING;
-    /* relaxed: a hint; the hand-over itself is the release XCHG to READY. */
-    if (__atomic_compare_exchange_n(&q->status, &e, SH_SPINNING, 0, __ATOMIC_RELAXED,
-                                    __ATOMIC_RELAXED))
+    /* relaxed: a hint; the hand-over itself is the release XCHG to READY.  Read first: a
+     * waiter already spinning must not have its line stolen by a CAS that would fail. */
+    uint32_t e = __atomic_load_n(&q->status, __ATOMIC_RELAXED);
+    if (e != SH_WAITING && e != SH_PARKED)
         return;
+    if (__atomic_compare_exchange_n(&q->status, &e, SH_SPINNING, 0, __ATOMIC_RELAXED,
+                                    __ATOMIC_RELAXED)) {
+        if (e == SH_PARKED)
+            lt_futex_wake(&q->status, 1);
+        return;
+    }
     if (e == SH_PARKED && __atomic_compare_exchange_n(&q->status, &e, SH_SPINNING, 0,
                                                       __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-        lt_futex_wake(&q->status, 1);
+        lt_futex_wake(&q->status, 1); /* it parked between our load and our CAS */
 }
 
 static inline void shfl_shuffle(struct shfl_lock *l, struct shfl_node *n, bool head, bool blocking)
@@ -176,8 +182,10 @@ static __attribute__((noinline)) int shfl_lock_slow(lt_mutex_t *m, bool blocking
                 break;
             if (__atomic_load_n(&n.is_shuffler, __ATOMIC_ACQUIRE))
                 shfl_shuffle(l, &n, false, blocking);
-            if (lt_spin_poll(&s, blocking ? LT_WAIT_PARK : LT_WAIT_SPIN) && blocking &&
-                st == SH_WAITING) {
+            /* A waiter woken ahead of its turn (SPINNING) never parks again: it spins, and
+             * yields once the budget is spent, like the non-blocking variant. */
+            bool may_park = blocking && st == SH_WAITING;
+            if (lt_spin_poll(&s, may_park ? LT_WAIT_PARK : LT_WAIT_SPIN) && may_park) {
                 uint32_t e = SH_WAITING;
                 if (__atomic_compare_exchange_n(&n.status, &e, SH_PARKED, 0, __ATOMIC_RELAXED,
                                                 __ATOMIC_RELAXED))
