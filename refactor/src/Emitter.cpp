@@ -395,8 +395,10 @@ std::string Emitter::callSite(FunctionContext &F, Section &S) const
         if (S.CarryErrno)
             Out.push_back("errno = " + field(S, false, false, "lt_errno") + ";");
     };
-    for (const Tail &T : S.Tails) {
-        L.push_back("if (" + S.ExitVar + " == " + std::to_string(T.Code) + ") {");
+    // Early exits that leave first (they never come back), then those whose code falls
+    // through to the code after the section, chained so that the normal copy-back runs
+    // only after the normal end.
+    auto branch = [&](const Tail &T) {
         std::vector<std::string> Inner;
         copyBack(T.Code, Inner);
         for (const std::string &X : Inner)
@@ -405,17 +407,38 @@ std::string Emitter::callSite(FunctionContext &F, Section &S) const
         std::string Text = contextOf(S.Parent).render(T.Code_);
         Text = leadOnOwnLine(Text, TailIndent);
         Text = reindent(Text, TailIndent, I + Unit);
-        StringRef Trimmed = trimBlankLines(Text);
         // The first line carries I + Unit already; the lines are joined with I below.
-        std::string Block = Trimmed.str();
-        if (StringRef(Block).startswith(I))
-            Block = Block.substr(I.size());
-        L.push_back(Block);
-        L.push_back("}");
-    }
+        std::string Lines = trimBlankLines(Text).str();
+        if (StringRef(Lines).startswith(I))
+            Lines = Lines.substr(I.size());
+        L.push_back(Lines);
+    };
+    for (const Tail &T : S.Tails)
+        if (!T.FallsThrough) {
+            L.push_back("if (" + S.ExitVar + " == " + std::to_string(T.Code) + ") {");
+            branch(T);
+            L.push_back("}");
+        }
     std::vector<std::string> After;
     copyBack(0, After);
-    L.insert(L.end(), After.begin(), After.end());
+    bool Chain = false;
+    for (const Tail &T : S.Tails)
+        if (T.FallsThrough) {
+            L.push_back(std::string(Chain ? "} else if (" : "if (") + S.ExitVar +
+                        " == " + std::to_string(T.Code) + ") {");
+            branch(T);
+            Chain = true;
+        }
+    if (Chain) {
+        if (!After.empty()) {
+            L.push_back("} else {");
+            for (const std::string &X : After)
+                L.push_back(Unit + X);
+        }
+        L.push_back("}");
+    } else {
+        L.insert(L.end(), After.begin(), After.end());
+    }
 
     std::string Out;
     if (Block) {

@@ -72,6 +72,7 @@ std::optional<std::string> Extractor::run(Report &R)
     Emitter Emit(Ctx, Src, FileEdits, FileName);
     std::vector<FunctionWork> Work;
     std::set<const CallExpr *> Removed; // lock and unlock calls that became lt_execute
+    bool NeedsErrno = false;            // an extracted section carries errno
 
     for (Decl *D : Ctx.getTranslationUnitDecl()->decls()) {
         auto *FD = dyn_cast<FunctionDecl>(D);
@@ -207,6 +208,7 @@ std::optional<std::string> Extractor::run(Report &R)
             const Section &S = *SP;
             Claimed.insert(S.Unlocks.begin(), S.Unlocks.end());
             if (S.Extract) {
+                NeedsErrno |= S.CarryErrno;
                 Removed.insert(S.Lock.Call);
                 Removed.insert(S.Unlocks.begin(), S.Unlocks.end());
             }
@@ -323,6 +325,16 @@ std::optional<std::string> Extractor::run(Report &R)
         if (std::optional<unsigned> At = Src.offset(F->getBeginLoc());
             At && !F->getBeginLoc().isMacroID())
             FileEdits.insert(*At, [] { return std::string("__attribute__((unused)) "); });
+    }
+
+    // errno carried by code that does not see <errno.h>.
+    if (NeedsErrno && !Ctx.Idents.get("errno").hasMacroDefinition()) {
+        unsigned At = 0;
+        if (LastInclude) {
+            size_t NL = Src.buffer().find('\n', *LastInclude);
+            At = NL == StringRef::npos ? unsigned(Src.buffer().size()) : unsigned(NL + 1);
+        }
+        FileEdits.insert(At, [] { return std::string("#include <errno.h>\n"); });
     }
 
     if (FileEdits.empty())

@@ -32,8 +32,11 @@ std::string reportPath(const std::string &Absolute, const std::string &Root);
 
 class Extractor {
 public:
-    Extractor(clang::ASTContext &Ctx, const ExtractOptions &Opts, std::vector<Span> Skipped)
-        : Ctx(Ctx), Opts(Opts), Skipped(std::move(Skipped))
+    // Skipped: main-file ranges excluded by #if; LastInclude: where the last #include of the
+    // main file ends (an #include <errno.h> goes after it when extracted code needs errno).
+    Extractor(clang::ASTContext &Ctx, const ExtractOptions &Opts, std::vector<Span> Skipped,
+              std::optional<unsigned> LastInclude)
+        : Ctx(Ctx), Opts(Opts), Skipped(std::move(Skipped)), LastInclude(LastInclude)
     {
     }
     // Analyses the translation unit, appends to the report, and returns the main file's new
@@ -44,6 +47,7 @@ private:
     clang::ASTContext &Ctx;
     const ExtractOptions &Opts;
     std::vector<Span> Skipped;
+    std::optional<unsigned> LastInclude;
 };
 
 } // namespace locktune

@@ -57,8 +57,9 @@ struct Tail {
     const clang::Stmt *UnlockStmt = nullptr; // the unlock's statement (labels excluded)
     std::vector<const clang::Stmt *> Stmts;  // the code after the unlock, up to the jump
     Span Replace;                            // unlock statement .. last statement of the tail
-    Span Code_;  // the code after the unlock (replayed at the call site)
-    CfgPos Exit; // the unlock call, for liveness
+    Span Code_;                // the code after the unlock (replayed at the call site)
+    CfgPos Exit;               // the unlock call, for liveness
+    bool FallsThrough = false; // the code ends with the section's end, not with a jump
 };
 
 // An unlock that ends the section normally.

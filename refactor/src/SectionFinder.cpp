@@ -57,8 +57,31 @@ const Binding *Section::binding(const VarDecl *V) const
 
 namespace {
 
+// `do { stmt; } while (0)`, the way lock macros are written: stmt.
+const Stmt *doWhileZero(const Stmt *S)
+{
+    const auto *D = dyn_cast_or_null<DoStmt>(S);
+    if (!D)
+        return nullptr;
+    const auto *Zero = dyn_cast<IntegerLiteral>(D->getCond()->IgnoreParenImpCasts());
+    const auto *Body = dyn_cast<CompoundStmt>(D->getBody());
+    if (!Zero || Zero->getValue() != 0 || !Body)
+        return nullptr;
+    const Stmt *Only = nullptr;
+    for (const Stmt *X : Body->body()) {
+        if (isa<NullStmt>(X))
+            continue;
+        if (Only)
+            return nullptr;
+        Only = X;
+    }
+    return Only;
+}
+
 const CallExpr *asCall(const Stmt *S)
 {
+    if (const Stmt *Inner = doWhileZero(S))
+        S = Inner;
     const auto *E = dyn_cast_or_null<Expr>(S);
     if (!E)
         return nullptr;
@@ -185,7 +208,36 @@ struct Attempt {
     std::string Reason;
 };
 
-std::optional<Tail> makeTail(FunctionContext &F, const CallExpr *U, Span Whole, std::string &Why)
+// True when X is the last thing End does on its path: X is End, or the last statement of a
+// block, or a branch of an if, that is itself in tail position.
+bool inTailPosition(const FunctionContext &F, const Stmt *X, const Stmt *End)
+{
+    while (X != End) {
+        const Stmt *P = F.PM->getParent(X);
+        if (!P)
+            return false;
+        if (const auto *C = dyn_cast<CompoundStmt>(P)) {
+            const Stmt *Last = nullptr;
+            for (const Stmt *K : C->body())
+                if (!isa<NullStmt>(K))
+                    Last = K;
+            if (Last != X)
+                return false;
+        } else if (const auto *I = dyn_cast<IfStmt>(P)) {
+            if (I->getThen() != X && I->getElse() != X)
+                return false;
+        } else if (!isa<LabelStmt>(P) && !isa<AttributedStmt>(P)) {
+            return false;
+        }
+        X = P;
+    }
+    return true;
+}
+
+// EndSt: the section's final statement when it is not a plain unlock (code after an unlock
+// in one of its branches may then fall through to the section's end).
+std::optional<Tail> makeTail(FunctionContext &F, const CallExpr *U, Span Whole, const Stmt *EndSt,
+                             std::string &Why)
 {
     const Stmt *E = callStatement(F, U);
     if (!E) {
@@ -216,10 +268,17 @@ std::optional<Tail> makeTail(FunctionContext &F, const CallExpr *U, Span Whole, 
             break;
     }
     if (T.Stmts.empty() || !alwaysLeaves(F, T.Stmts.back(), Whole)) {
-        Why = "the unlock at line " + lineOf(F, U) +
-              " is followed by code that stays in the section (no return, break, continue or goto "
-              "out of it)";
-        return std::nullopt;
+        // Code that runs after the unlock and then reaches the end of the section (the last
+        // thing a branch of the section's final statement does) is replayed at the call
+        // site too, before the code after the section.
+        bool FallsThrough = !T.Stmts.empty() && EndSt && inTailPosition(F, C, EndSt);
+        if (!FallsThrough) {
+            Why = "the unlock at line " + lineOf(F, U) +
+                  " is followed by code that stays in the section (no return, break, continue or "
+                  "goto out of it)";
+            return std::nullopt;
+        }
+        T.FallsThrough = true;
     }
     std::optional<Span> US = statementSpan(F, E), LS = statementSpan(F, T.Stmts.back());
     std::optional<Span> FS = statementSpan(F, T.Stmts.front());
@@ -338,7 +397,7 @@ Attempt tryEnd(FunctionContext &F, Section &S, Span LockSpan, size_t K)
             continue;
         }
         std::string Why;
-        std::optional<Tail> T = makeTail(F, U, Whole, Why);
+        std::optional<Tail> T = makeTail(F, U, Whole, S.EndIsUnlock ? nullptr : EndSt, Why);
         if (!T) {
             A.Reason = Why;
             return A;
@@ -466,6 +525,10 @@ const Stmt *callStatement(const FunctionContext &F, const CallExpr *Call)
         }
         if (isa<Expr>(P))
             return nullptr;
+        // A lock macro written `do { pthread_mutex_lock(m); } while (0)`: the do statement.
+        if (isa<CompoundStmt>(P))
+            if (const Stmt *D = F.PM->getParent(P); D && doWhileZero(D) == Cur)
+                return D;
         // A statement holds Cur: Cur is an expression statement unless it is the condition,
         // the operand of a return, or a similar part of P.
         if (isa<CompoundStmt>(P) || isa<LabelStmt>(P) || isa<AttributedStmt>(P) ||

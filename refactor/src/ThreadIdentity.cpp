@@ -45,6 +45,68 @@ bool isErrno(StringRef N)
     return N == "__errno_location" || N == "__error" || N == "_errno";
 }
 
+// Library functions that never set errno (memory and string functions, character classes,
+// the pthread calls, which return their errors).
+bool leavesErrno(const FunctionDecl *F)
+{
+    static const char *const Names[] = {
+        "memcpy",
+        "memmove",
+        "memset",
+        "memcmp",
+        "memchr",
+        "strlen",
+        "strnlen",
+        "strcmp",
+        "strncmp",
+        "strcpy",
+        "strncpy",
+        "strcat",
+        "strncat",
+        "strchr",
+        "strrchr",
+        "strstr",
+        "strspn",
+        "strcspn",
+        "strpbrk",
+        "abs",
+        "labs",
+        "llabs",
+        "isalpha",
+        "isdigit",
+        "isalnum",
+        "isspace",
+        "isupper",
+        "islower",
+        "isprint",
+        "ispunct",
+        "isxdigit",
+        "tolower",
+        "toupper",
+        "htonl",
+        "htons",
+        "ntohl",
+        "ntohs",
+        "pthread_equal",
+        "pthread_self",
+        "pthread_cond_signal",
+        "pthread_cond_broadcast",
+        "pthread_cond_wait",
+        "pthread_cond_timedwait",
+        "pthread_mutex_init",
+        "pthread_mutex_destroy",
+        "pthread_cond_init",
+        "pthread_cond_destroy",
+    };
+    StringRef N = F->getName();
+    if (N.startswith("__builtin") || N.startswith("lt_") || pthreadOpKind(N) || F->isNoReturn())
+        return true;
+    for (const char *Name : Names)
+        if (N == Name)
+            return true;
+    return false;
+}
+
 struct Scanner : RecursiveASTVisitor<Scanner> {
     std::function<bool(const Stmt *)> In;
     std::function<std::string(const Stmt *)> Where;
@@ -67,7 +129,9 @@ struct Scanner : RecursiveASTVisitor<Scanner> {
             return true;
         const FunctionDecl *F = C->getDirectCallee();
         if (!F) {
-            Facts.Calls = true;
+            if (Facts.SetsErrno.empty())
+                Facts.SetsErrno =
+                    "calls through a function pointer (" + Where(C) + "), which may set errno";
             return true;
         }
         StringRef N = F->getName();
@@ -76,8 +140,8 @@ struct Scanner : RecursiveASTVisitor<Scanner> {
                 Facts.Errno = "uses errno (" + Where(C) + ")";
             return true;
         }
-        if (!N.startswith("__builtin"))
-            Facts.Calls = true; // library functions may set errno
+        if (!F->hasBody() && !leavesErrno(F) && Facts.SetsErrno.empty())
+            Facts.SetsErrno = "calls " + N.str() + "() (" + Where(C) + "), which may set errno";
         if (identityDependent(N) && Facts.OnCaller.empty())
             Facts.OnCaller = "calls " + N.str() + "() (" + Where(C) + ")";
         if (LockCalls::condWaitMutex(C) && Facts.Wait.empty())
@@ -91,6 +155,8 @@ struct Scanner : RecursiveASTVisitor<Scanner> {
                 Facts.Errno = Sub.Errno + Via;
             if (!Sub.Wait.empty() && Facts.Wait.empty())
                 Facts.Wait = Sub.Wait + Via;
+            if (!Sub.SetsErrno.empty() && Facts.SetsErrno.empty())
+                Facts.SetsErrno = Sub.SetsErrno + Via;
         }
         return true;
     }
@@ -152,29 +218,18 @@ void ThreadIdentity::analyze(const FunctionContext &F, Section &S)
             Facts.Errno = Part.Errno;
         if (Facts.Wait.empty())
             Facts.Wait = Part.Wait;
-        Facts.Calls |= Part.Calls;
+        if (Facts.SetsErrno.empty())
+            Facts.SetsErrno = Part.SetsErrno;
     }
-    // errno set by a call in the section and read after it, in this function.
-    std::string ReadAfter;
-    if (Facts.Errno.empty() && Facts.Calls)
-        for (const CallExpr *C : F.Facts.Calls) {
-            const FunctionDecl *Callee = C->getDirectCallee();
-            std::optional<unsigned> Off = Src.offset(C->getBeginLoc());
-            if (Callee && isErrno(Callee->getName()) && Off && *Off >= S.Whole.Begin &&
-                !S.inHeld(*Off)) {
-                ReadAfter = "a call in it may set errno, which is read after it (" + where(C) + ")";
-                break;
-            }
-        }
     std::vector<std::string> Handling, Why;
     if (!Facts.OnCaller.empty()) {
         S.Flags |= OnCaller;
         Handling.push_back("on-caller");
         Why.push_back(Facts.OnCaller);
-    } else if (!Facts.Errno.empty() || !ReadAfter.empty()) {
+    } else if (!Facts.Errno.empty() || !Facts.SetsErrno.empty()) {
         S.CarryErrno = true;
         Handling.push_back("errno-carried");
-        Why.push_back(!Facts.Errno.empty() ? Facts.Errno : ReadAfter);
+        Why.push_back(!Facts.Errno.empty() ? Facts.Errno : Facts.SetsErrno);
     }
     if (!Facts.Wait.empty()) {
         S.Flags |= MayWait;

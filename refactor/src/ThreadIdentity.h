@@ -5,9 +5,12 @@
 //
 //   thread-local variables, pthread_self(), pthread_getspecific(), the signal mask, raise(),
 //   gettid(), the thread's locale...   -> LT_EXEC_ON_CALLER ("on-caller"): never shipped
-//   errno (read or set in the section, or set by a call in it and read after it in the
-//   function)                            -> carried ("errno-carried"): the caller's errno goes
-//                                           in with the context and the section's comes back
+//   errno (read or set in the section, or possibly set by a function it calls: whoever
+//   reads errno later, up the call chain, must see the value the section left)
+//                                        -> carried ("errno-carried"): the caller's errno goes
+//                                           in with the context and the section's comes back;
+//                                           functions known to leave errno alone (memcpy,
+//                                           strlen, the pthread mutex calls...) do not count
 //   a condition wait                     -> LT_EXEC_MAY_WAIT ("may-wait"): a combiner must not
 //                                           block in it for another thread
 //
@@ -25,10 +28,10 @@
 namespace locktune {
 
 struct IdentityFacts {
-    std::string OnCaller; // why the code depends on its thread (empty: it does not)
-    std::string Errno;    // where it uses errno
-    std::string Wait;     // where it may wait on a condition variable
-    bool Calls = false;   // it calls functions (which may set errno)
+    std::string OnCaller;  // why the code depends on its thread (empty: it does not)
+    std::string Errno;     // where it uses errno
+    std::string Wait;      // where it may wait on a condition variable
+    std::string SetsErrno; // a call that may set errno (a library or unknown function)
 };
 
 class ThreadIdentity {

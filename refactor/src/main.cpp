@@ -110,10 +110,21 @@ private:
     const std::string &Root;
 };
 
-// Records the main file's ranges that #if/#ifdef left out.
+// Records the main file's ranges that #if/#ifdef left out, and where its last #include ends.
 class SkippedRanges : public PPCallbacks {
 public:
-    SkippedRanges(const SourceManager &SM, std::vector<locktune::Span> &Out) : SM(SM), Out(Out) {}
+    SkippedRanges(const SourceManager &SM, std::vector<locktune::Span> &Out,
+                  std::optional<unsigned> &LastInclude)
+        : SM(SM), Out(Out), LastInclude(LastInclude)
+    {
+    }
+    void InclusionDirective(SourceLocation Hash, const Token &, StringRef, bool,
+                            CharSourceRange Name, const FileEntry *, StringRef, StringRef,
+                            const Module *, SrcMgr::CharacteristicKind) override
+    {
+        if (Hash.isFileID() && SM.isWrittenInMainFile(Hash) && Name.getEnd().isFileID())
+            LastInclude = SM.getFileOffset(Name.getEnd());
+    }
     void SourceRangeSkipped(SourceRange Range, SourceLocation) override
     {
         if (!SM.isWrittenInMainFile(Range.getBegin()))
@@ -124,6 +135,7 @@ public:
 private:
     const SourceManager &SM;
     std::vector<locktune::Span> &Out;
+    std::optional<unsigned> &LastInclude;
 };
 
 struct Run {
@@ -135,8 +147,9 @@ struct Run {
 
 class Consumer : public ASTConsumer {
 public:
-    Consumer(Run &R, CompilerInstance &CI, std::vector<locktune::Span> &Skipped)
-        : R(R), CI(CI), Skipped(Skipped)
+    Consumer(Run &R, CompilerInstance &CI, std::vector<locktune::Span> &Skipped,
+             std::optional<unsigned> &LastInclude)
+        : R(R), CI(CI), Skipped(Skipped), LastInclude(LastInclude)
     {
     }
     void HandleTranslationUnit(ASTContext &Ctx) override
@@ -149,7 +162,7 @@ public:
             R.Failed = true; // the file does not parse: it is not rewritten
             return;
         }
-        locktune::Extractor X(Ctx, R.Opts, Skipped);
+        locktune::Extractor X(Ctx, R.Opts, Skipped, LastInclude);
         std::optional<std::string> Text = X.run(R.Report);
         if (!Text || R.OutDir.empty())
             return;
@@ -178,6 +191,7 @@ private:
     Run &R;
     CompilerInstance &CI;
     std::vector<locktune::Span> &Skipped;
+    std::optional<unsigned> &LastInclude;
 };
 
 class Action : public ASTFrontendAction {
@@ -186,13 +200,14 @@ public:
     std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &CI, StringRef) override
     {
         CI.getPreprocessor().addPPCallbacks(
-            std::make_unique<SkippedRanges>(CI.getSourceManager(), Skipped));
-        return std::make_unique<Consumer>(R, CI, Skipped);
+            std::make_unique<SkippedRanges>(CI.getSourceManager(), Skipped, LastInclude));
+        return std::make_unique<Consumer>(R, CI, Skipped, LastInclude);
     }
 
 private:
     Run &R;
     std::vector<locktune::Span> Skipped;
+    std::optional<unsigned> LastInclude;
 };
 
 class Factory : public FrontendActionFactory {

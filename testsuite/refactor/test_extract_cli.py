@@ -6,6 +6,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 HERE = Path(__file__).resolve().parent
 
 SECTION = """#include <pthread.h>
@@ -19,6 +21,13 @@ void bump(void)
     pthread_mutex_unlock(&m);
 }
 """
+
+
+@pytest.fixture(scope="module")
+def runtime_flags():
+    """Compile flags for extracted code before the Coccinelle pass (lt_test.h, see there)."""
+    return ["-std=gnu11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-Wmissing-prototypes",
+            "-include", str(HERE / "lt_test.h")]  # fmt: skip
 
 
 def extract(native_dir, *args, cwd=None):
@@ -244,3 +253,29 @@ def test_lock_sites_and_keys(native_dir, tmp_path):
         39: "var:locks.c:shared_lock",
         41: "unknown",
     }
+
+
+def test_errno_header_added_when_carried_code_needs_it(native_dir, tmp_path, runtime_flags):
+    """A section that calls strtol carries errno; a file without <errno.h> gets it."""
+    src = tmp_path / "conv.c"
+    src.write_text(
+        "#include <pthread.h>\n#include <stdlib.h>\n\n"
+        "static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;\n"
+        "long conv(const char *s);\nlong conv(const char *s)\n{\n    long v;\n"
+        "    pthread_mutex_lock(&m);\n    v = strtol(s, NULL, 10);\n"
+        "    pthread_mutex_unlock(&m);\n    return v;\n}\n"
+    )
+    out = tmp_path / "out"
+    res = extract(native_dir, "--out-dir", out, src, "--", "-std=gnu11")
+    assert res.returncode == 0, res.stderr
+    (cs,) = json.loads(res.stdout)["critical_sections"]
+    assert cs["thread_identity"]["handling"] == "errno-carried"
+    assert "strtol()" in cs["thread_identity"]["why"]
+    text = (out / "conv.c").read_text()
+    assert text.startswith("#include <pthread.h>\n#include <stdlib.h>\n#include <errno.h>\n")
+    res = subprocess.run(
+        ["cc", *runtime_flags, "-c", "-o", str(tmp_path / "conv.o"), str(out / "conv.c")],
+        capture_output=True,
+        text=True,
+    )
+    assert res.returncode == 0, res.stderr
