@@ -7,6 +7,7 @@ from collections import Counter
 from locktune.rewrite import cocci, config_header
 
 SCHEMA = "locktune-rewrite/1"
+SUMMARY_REASONS = 8  # kept reasons shown on the terminal, most frequent first
 
 
 def build(
@@ -130,8 +131,15 @@ def summary_text(rep: dict, report_path: str | None) -> str:
             f"  critical sections  {s['sections']} found, {s['extracted']} extracted "
             f"({pct:.0f}%), {s['kept']} kept as lock/unlock"
         )
-        for reason, n in s["kept_reasons"].items():
+        reasons = list(s["kept_reasons"].items())
+        for reason, n in reasons[:SUMMARY_REASONS]:
             lines.append(f"    kept {n:>4}  {reason}")
+        if len(reasons) > SUMMARY_REASONS:
+            rest = sum(n for _r, n in reasons[SUMMARY_REASONS:])
+            more = "the report lists them" if report_path else "--report FILE lists them"
+            lines.append(
+                f"    kept {rest:>4}  for {len(reasons) - SUMMARY_REASONS} other reasons ({more})"
+            )
     else:
         lines.append("  critical sections  none found")
     if rep["tools"]["extract_unavailable_reason"]:
