@@ -11,14 +11,14 @@ build:
 	./scripts/bootstrap
 
 format:
-	.venv/bin/ruff format locktune testsuite scripts/*.py scripts/enable-deb-src setup.py
-	.venv/bin/ruff check --fix locktune testsuite scripts/*.py scripts/enable-deb-src setup.py
-	git ls-files '*.c' '*.h' '*.cpp' | grep -v -e '^testsuite/cocci/' -e '^testsuite/rewrite/' | xargs clang-format -i
+	.venv/bin/ruff format locktune testsuite cocci/*.py scripts/*.py scripts/enable-deb-src setup.py
+	.venv/bin/ruff check --fix locktune testsuite cocci/*.py scripts/*.py scripts/enable-deb-src setup.py
+	git ls-files '*.c' '*.h' '*.cpp' | grep -v -e '^testsuite/cocci/' -e '^testsuite/rewrite/' -e '^testsuite/refactor/cases/' | xargs clang-format -i
 
 lint:
-	.venv/bin/ruff format --check locktune testsuite scripts/*.py scripts/enable-deb-src setup.py
-	.venv/bin/ruff check locktune testsuite scripts/*.py scripts/enable-deb-src setup.py
-	git ls-files '*.c' '*.h' '*.cpp' | grep -v -e '^testsuite/cocci/' -e '^testsuite/rewrite/' | xargs clang-format --dry-run --Werror
+	.venv/bin/ruff format --check locktune testsuite cocci/*.py scripts/*.py scripts/enable-deb-src setup.py
+	.venv/bin/ruff check locktune testsuite cocci/*.py scripts/*.py scripts/enable-deb-src setup.py
+	git ls-files '*.c' '*.h' '*.cpp' | grep -v -e '^testsuite/cocci/' -e '^testsuite/rewrite/' -e '^testsuite/refactor/cases/' | xargs clang-format --dry-run --Werror
 
 clean:
 	rm -rf build .venv *.egg-info locktune/_native

@@ -1,112 +1,309 @@
-// locktune-extract: find the pthread lock calls of a translation unit (first cut).
+// locktune-extract: extracts the critical sections of C programs into functions run by
+// lt_execute (docs/extract.md).
 //
-//   locktune-extract [--list] FILE... -- CFLAGS
-//   locktune-extract [--list] -p BUILD_DIR FILE...      (compile_commands.json)
+//   locktune-extract [options] FILE... -- CFLAGS
+//   locktune-extract [options] -p BUILD_DIR FILE...        (compile_commands.json)
 //
-// Prints one JSON document: every pthread_mutex_{lock,trylock,unlock} call written in the
-// given files, with the function it is in and the lock expression as written.  The
-// critical-section extraction is built on top of these matchers.
+// Each FILE is parsed with its real compile flags.  The report (JSON, schema
+// locktune-extract/1) lists every critical section, extracted or kept with the reason, and
+// every place a lock comes to life; with --out-dir the rewritten files are written there.
+#include "Extractor.h"
+#include "ListCalls.h"
+#include "Report.h"
+
+#include "clang/AST/ASTConsumer.h"
 #include "clang/AST/ASTContext.h"
-#include "clang/ASTMatchers/ASTMatchFinder.h"
-#include "clang/ASTMatchers/ASTMatchers.h"
-#include "clang/Basic/SourceManager.h"
-#include "clang/Frontend/FrontendActions.h"
-#include "clang/Lex/Lexer.h"
+#include "clang/Basic/Diagnostic.h"
+#include "clang/Frontend/CompilerInstance.h"
+#include "clang/Frontend/FrontendAction.h"
+#include "clang/Lex/PPCallbacks.h"
+#include "clang/Lex/Preprocessor.h"
 #include "clang/Tooling/CommonOptionsParser.h"
 #include "clang/Tooling/Tooling.h"
+#include "llvm/ADT/SmallString.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/JSON.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <algorithm>
+#include <set>
 #include <string>
-#include <tuple>
 #include <vector>
 
 using namespace clang;
-using namespace clang::ast_matchers;
 using namespace clang::tooling;
 
 namespace {
 
 llvm::cl::OptionCategory Category("locktune-extract options");
-llvm::cl::opt<bool> List("list", llvm::cl::desc("List lock calls (default)"),
-                         llvm::cl::cat(Category));
+llvm::cl::opt<std::string>
+    OutDir("out-dir", llvm::cl::value_desc("DIR"), llvm::cl::cat(Category),
+           llvm::cl::desc("Write the rewritten version of each FILE whose text changed to\n"
+                          "DIR/<path relative to --source-root> (without it: only report)"));
+llvm::cl::opt<std::string> SourceRoot(
+    "source-root", llvm::cl::value_desc("DIR"), llvm::cl::cat(Category),
+    llvm::cl::desc("Root for relative paths (default: the FILEs' common parent directory)"));
+llvm::cl::opt<std::string>
+    ReportFile("report", llvm::cl::value_desc("FILE"), llvm::cl::cat(Category),
+               llvm::cl::desc("Write the JSON report there (default: stdout)"));
+llvm::cl::list<std::string> LockWrappers(
+    "lock-wrapper", llvm::cl::value_desc("NAME=lock|unlock|trylock[:EXPR]"),
+    llvm::cl::cat(Category),
+    llvm::cl::desc("A project function or macro that locks or unlocks its argument, or a lock it\n"
+                   "computes from its argument; EXPR names that lock with $1, $2... for the\n"
+                   "arguments (e.g. item_lock=lock:&item_locks[$1 & mask]). Repeatable."));
+llvm::cl::opt<bool> List("list", llvm::cl::cat(Category),
+                         llvm::cl::desc("Only list the pthread mutex calls (JSON)"));
 
-struct LockCall {
-    std::string File;
-    unsigned Line;
-    unsigned Column;
-    std::string Call;
-    std::string Function;
-    std::string Lock;
-};
-
-// Matcher: a call to one of the pthread mutex functions, inside a function definition.
-StatementMatcher lockCallMatcher()
+std::string absolute(StringRef P)
 {
-    return callExpr(callee(functionDecl(hasAnyName("pthread_mutex_lock", "pthread_mutex_trylock",
-                                                   "pthread_mutex_unlock"))),
-                    argumentCountIs(1), hasAncestor(functionDecl(isDefinition()).bind("fn")))
-        .bind("call");
+    llvm::SmallString<256> S(P);
+    llvm::sys::fs::make_absolute(S);
+    llvm::sys::path::remove_dots(S, /*remove_dot_dot=*/true);
+    return S.str().str();
 }
 
-class CollectLockCalls : public MatchFinder::MatchCallback {
+std::string commonParent(const std::vector<std::string> &Files)
+{
+    if (Files.empty())
+        return absolute(".");
+    std::string Common = llvm::sys::path::parent_path(absolute(Files[0])).str();
+    for (const std::string &F : Files) {
+        std::string Dir = llvm::sys::path::parent_path(absolute(F)).str();
+        while (!Common.empty() && !(Dir == Common || StringRef(Dir).startswith(Common + "/")))
+            Common = llvm::sys::path::parent_path(Common).str();
+    }
+    return Common.empty() ? "/" : Common;
+}
+
+// One line per error, naming the file and line; the report gets them too.  Warnings are the
+// program's business, not ours.
+class Diagnostics : public DiagnosticConsumer {
 public:
-    explicit CollectLockCalls(std::vector<LockCall> &Out) : Out(Out) {}
-    void run(const MatchFinder::MatchResult &R) override
+    explicit Diagnostics(locktune::Report &R, const std::string &Root) : R(R), Root(Root) {}
+    void HandleDiagnostic(DiagnosticsEngine::Level Level, const Diagnostic &Info) override
     {
-        const auto *Call = R.Nodes.getNodeAs<CallExpr>("call");
-        const auto *Fn = R.Nodes.getNodeAs<FunctionDecl>("fn");
-        const SourceManager &SM = *R.SourceManager;
-        SourceLocation Loc = SM.getExpansionLoc(Call->getBeginLoc());
-        if (SM.isInSystemHeader(Loc))
+        DiagnosticConsumer::HandleDiagnostic(Level, Info);
+        if (Level < DiagnosticsEngine::Error)
             return;
-        PresumedLoc P = SM.getPresumedLoc(Loc);
-        std::string Lock =
-            Lexer::getSourceText(CharSourceRange::getTokenRange(Call->getArg(0)->getSourceRange()),
-                                 SM, R.Context->getLangOpts())
-                .str();
-        Out.push_back({P.getFilename(), P.getLine(), P.getColumn(),
-                       Call->getDirectCallee()->getNameAsString(), Fn->getNameAsString(), Lock});
+        llvm::SmallString<256> Msg;
+        Info.FormatDiagnostic(Msg);
+        std::string File = "<command line>";
+        unsigned Line = 0, Col = 0;
+        if (Info.hasSourceManager() && Info.getLocation().isValid()) {
+            PresumedLoc P = Info.getSourceManager().getPresumedLoc(
+                Info.getSourceManager().getExpansionLoc(Info.getLocation()));
+            if (P.isValid()) {
+                File = locktune::reportPath(absolute(P.getFilename()), Root);
+                Line = P.getLine();
+                Col = P.getColumn();
+            }
+        }
+        llvm::errs() << "locktune-extract: " << File << ":" << Line << ":" << Col
+                     << ": error: " << Msg << "\n";
+        R.Diagnostics.push_back({File, Line, Msg.str().str()});
     }
 
 private:
-    std::vector<LockCall> &Out;
+    locktune::Report &R;
+    const std::string &Root;
+};
+
+// Records the main file's ranges that #if/#ifdef left out, and where its last #include ends.
+class SkippedRanges : public PPCallbacks {
+public:
+    SkippedRanges(const SourceManager &SM, std::vector<locktune::Span> &Out,
+                  std::optional<unsigned> &LastInclude)
+        : SM(SM), Out(Out), LastInclude(LastInclude)
+    {
+    }
+    void InclusionDirective(SourceLocation Hash, const Token &, StringRef, bool,
+                            CharSourceRange Name, const FileEntry *, StringRef, StringRef,
+                            const Module *, SrcMgr::CharacteristicKind) override
+    {
+        if (Hash.isFileID() && SM.isWrittenInMainFile(Hash) && Name.getEnd().isFileID())
+            LastInclude = SM.getFileOffset(Name.getEnd());
+    }
+    void SourceRangeSkipped(SourceRange Range, SourceLocation) override
+    {
+        if (!SM.isWrittenInMainFile(Range.getBegin()))
+            return;
+        Out.push_back({SM.getFileOffset(Range.getBegin()), SM.getFileOffset(Range.getEnd())});
+    }
+
+private:
+    const SourceManager &SM;
+    std::vector<locktune::Span> &Out;
+    std::optional<unsigned> &LastInclude;
+};
+
+struct Run {
+    locktune::ExtractOptions Opts;
+    locktune::Report Report;
+    std::string OutDir;
+    bool Failed = false;
+};
+
+class Consumer : public ASTConsumer {
+public:
+    Consumer(Run &R, CompilerInstance &CI, std::vector<locktune::Span> &Skipped,
+             std::optional<unsigned> &LastInclude)
+        : R(R), CI(CI), Skipped(Skipped), LastInclude(LastInclude)
+    {
+    }
+    void HandleTranslationUnit(ASTContext &Ctx) override
+    {
+        const SourceManager &SM = Ctx.getSourceManager();
+        const FileEntry *Main = SM.getFileEntryForID(SM.getMainFileID());
+        std::string Path = absolute(Main ? Main->getName() : "<input>");
+        std::string Rel = locktune::reportPath(Path, R.Opts.SourceRoot);
+        if (CI.getDiagnostics().hasErrorOccurred()) {
+            R.Failed = true; // the file does not parse: it is not rewritten
+            return;
+        }
+        locktune::Extractor X(Ctx, R.Opts, Skipped, LastInclude);
+        std::optional<std::string> Text = X.run(R.Report);
+        if (!Text || R.OutDir.empty())
+            return;
+        if (Rel == Path) {
+            llvm::errs() << "locktune-extract: " << Path << ":0: error: not under the source root "
+                         << R.Opts.SourceRoot << "\n";
+            R.Report.Diagnostics.push_back({Path, 0, "not under the source root"});
+            R.Failed = true;
+            return;
+        }
+        llvm::SmallString<256> Out(R.OutDir);
+        llvm::sys::path::append(Out, Rel);
+        llvm::sys::fs::create_directories(llvm::sys::path::parent_path(Out));
+        std::error_code EC;
+        llvm::raw_fd_ostream OS(Out, EC);
+        if (EC) {
+            llvm::errs() << "locktune-extract: " << Out << ":0: error: " << EC.message() << "\n";
+            R.Failed = true;
+            return;
+        }
+        OS << *Text;
+        R.Report.FilesRewritten.push_back(Rel);
+    }
+
+private:
+    Run &R;
+    CompilerInstance &CI;
+    std::vector<locktune::Span> &Skipped;
+    std::optional<unsigned> &LastInclude;
+};
+
+class Action : public ASTFrontendAction {
+public:
+    explicit Action(Run &R) : R(R) {}
+    std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &CI, StringRef) override
+    {
+        CI.getPreprocessor().addPPCallbacks(
+            std::make_unique<SkippedRanges>(CI.getSourceManager(), Skipped, LastInclude));
+        return std::make_unique<Consumer>(R, CI, Skipped, LastInclude);
+    }
+
+private:
+    Run &R;
+    std::vector<locktune::Span> Skipped;
+    std::optional<unsigned> LastInclude;
+};
+
+class Factory : public FrontendActionFactory {
+public:
+    explicit Factory(Run &R) : R(R) {}
+    std::unique_ptr<FrontendAction> create() override
+    {
+        return std::make_unique<Action>(R);
+    }
+
+private:
+    Run &R;
+};
+
+// A file compiled several times (memcached and memcached-debug) is rewritten once, with the
+// first command the database gives for it.
+class FirstCommand : public CompilationDatabase {
+public:
+    explicit FirstCommand(const CompilationDatabase &Base) : Base(Base) {}
+    std::vector<CompileCommand> getCompileCommands(StringRef File) const override
+    {
+        std::vector<CompileCommand> C = Base.getCompileCommands(File);
+        if (C.size() > 1)
+            C.resize(1);
+        return C;
+    }
+    std::vector<std::string> getAllFiles() const override
+    {
+        return Base.getAllFiles();
+    }
+
+private:
+    const CompilationDatabase &Base;
 };
 
 } // namespace
 
 int main(int argc, const char **argv)
 {
-    auto Parser = CommonOptionsParser::create(argc, argv, Category, llvm::cl::OneOrMore,
-                                              "Find and extract critical sections.\n");
+    auto Parser = CommonOptionsParser::create(
+        argc, argv, Category, llvm::cl::OneOrMore,
+        "Extracts critical sections into functions run by lt_execute.\n\n"
+        "  locktune-extract [options] FILE... -- CFLAGS\n"
+        "  locktune-extract [options] -p BUILD_DIR FILE...\n");
     if (!Parser) {
-        llvm::errs() << "locktune-extract: " << llvm::toString(Parser.takeError()) << "\n";
+        llvm::errs() << "locktune-extract: error: " << llvm::toString(Parser.takeError()) << "\n";
         return 2;
     }
-    ClangTool Tool(Parser->getCompilations(), Parser->getSourcePathList());
+    std::vector<std::string> Files;
+    std::set<std::string> Seen;
+    for (const std::string &F : Parser->getSourcePathList())
+        if (Seen.insert(absolute(F)).second)
+            Files.push_back(absolute(F));
+
+    FirstCommand Db(Parser->getCompilations());
+    ClangTool Tool(Db, Files);
     Tool.appendArgumentsAdjuster(getInsertArgumentAdjuster(
         "-resource-dir=" LOCKTUNE_CLANG_RESOURCE_DIR, ArgumentInsertPosition::BEGIN));
+    // The program's warnings (and -Werror) are not ours to report.
+    Tool.appendArgumentsAdjuster(getInsertArgumentAdjuster(
+        CommandLineArguments{"-w", "-Wno-error", "-Qunused-arguments", "-fno-caret-diagnostics"},
+        ArgumentInsertPosition::END));
 
-    std::vector<LockCall> Calls;
-    CollectLockCalls Collector(Calls);
-    MatchFinder Finder;
-    Finder.addMatcher(lockCallMatcher(), &Collector);
-    int Status = Tool.run(newFrontendActionFactory(&Finder).get());
+    if (List)
+        return locktune::listLockCalls(Tool);
 
-    // Matches arrive in AST traversal order; report them in source order.
-    std::stable_sort(Calls.begin(), Calls.end(), [](const LockCall &A, const LockCall &B) {
-        return std::tie(A.File, A.Line, A.Column) < std::tie(B.File, B.Line, B.Column);
-    });
-    llvm::json::Array Arr;
-    for (const LockCall &C : Calls)
-        Arr.push_back(llvm::json::Object{{"file", C.File},
-                                         {"line", static_cast<int64_t>(C.Line)},
-                                         {"call", C.Call},
-                                         {"function", C.Function},
-                                         {"lock", C.Lock}});
-    llvm::json::Object Doc{{"schema", "locktune-extract-calls/0"}, {"calls", std::move(Arr)}};
-    llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(Doc))) << "\n";
-    return Status == 0 ? 0 : 1;
+    Run R;
+    for (const std::string &W : LockWrappers) {
+        std::string Name;
+        locktune::WrapperSpec Spec;
+        if (std::optional<std::string> Err = locktune::parseWrapperSpec(W, Name, Spec)) {
+            llvm::errs() << "locktune-extract: error: " << *Err << "\n";
+            return 2;
+        }
+        R.Opts.Wrappers[Name] = Spec;
+    }
+    R.Opts.SourceRoot = SourceRoot.empty() ? commonParent(Files) : absolute(SourceRoot);
+    R.OutDir = OutDir.empty() ? "" : absolute(OutDir);
+    Diagnostics Diags(R.Report, R.Opts.SourceRoot);
+    Tool.setDiagnosticConsumer(&Diags);
+    Tool.setPrintErrorMessage(false);
+    Factory F(R);
+    int Status = Tool.run(&F);
+
+    std::string Json = llvm::formatv("{0:2}", R.Report.toJSON()).str() + "\n";
+    if (ReportFile.empty()) {
+        llvm::outs() << Json;
+    } else {
+        std::error_code EC;
+        llvm::raw_fd_ostream OS(ReportFile, EC);
+        if (EC) {
+            llvm::errs() << "locktune-extract: " << ReportFile << ":0: error: " << EC.message()
+                         << "\n";
+            return 1;
+        }
+        OS << Json;
+    }
+    return (Status != 0 || R.Failed || !R.Report.Diagnostics.empty()) ? 1 : 0;
 }

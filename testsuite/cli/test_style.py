@@ -21,7 +21,7 @@ def tracked(*patterns: str) -> list[str]:
 
 # Inputs and expected outputs of the rewriter and the semantic patches keep the shapes (and
 # the styles) real code has: they are test data, not our code.
-TEST_DATA = ("testsuite/cocci/", "testsuite/rewrite/")
+TEST_DATA = ("testsuite/cocci/", "testsuite/rewrite/", "testsuite/refactor/cases/")
 
 
 def test_python_format_and_lint():

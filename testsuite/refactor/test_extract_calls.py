@@ -19,7 +19,7 @@ def extract(native_dir, *args):
 
 
 def test_lists_lock_calls_with_function_and_expression(native_dir):
-    res = extract(native_dir, HERE / "inputs" / "calls.c", "--", "-std=gnu11")
+    res = extract(native_dir, "--list", HERE / "inputs" / "calls.c", "--", "-std=gnu11")
     assert res.returncode == 0, res.stderr
     calls = [
         (c["line"], c["call"], c["lock"], c["function"]) for c in json.loads(res.stdout)["calls"]
@@ -43,7 +43,7 @@ def test_uses_compile_commands(native_dir, tmp_path):
     )
     db = [{"directory": str(tmp_path), "file": "m.c", "arguments": ["cc", "-DLOCK=b", "-c", "m.c"]}]
     (tmp_path / "compile_commands.json").write_text(json.dumps(db))
-    res = extract(native_dir, "-p", tmp_path, src)
+    res = extract(native_dir, "--list", "-p", tmp_path, src)
     assert res.returncode == 0, res.stderr
     assert [c["call"] for c in json.loads(res.stdout)["calls"]] == [
         "pthread_mutex_lock",

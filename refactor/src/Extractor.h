@@ -1,0 +1,55 @@
+// Extractor: runs the analyses over one translation unit and produces its rewritten text and
+// its part of the report.
+//
+//   for each function of the main file that has lock calls:
+//     LockCalls -> SectionFinder (extent, by control flow) -> SectionChecks (keep rules)
+//     -> ThreadIdentity -> VarBinding, inner sections before the sections around them
+//     -> Emitter (edits)
+//   then LockSites, and the unlocks no section accounts for.
+#ifndef LOCKTUNE_EXTRACT_EXTRACTOR_H
+#define LOCKTUNE_EXTRACT_EXTRACTOR_H
+
+#include "LockCalls.h"
+#include "Report.h"
+#include "SourceText.h"
+
+#include "clang/AST/ASTContext.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace locktune {
+
+struct ExtractOptions {
+    std::map<std::string, WrapperSpec> Wrappers;
+    std::string SourceRoot; // absolute
+};
+
+// The file's path as the report writes it: relative to the source root when under it.
+std::string reportPath(const std::string &Absolute, const std::string &Root);
+
+class Extractor {
+public:
+    // Skipped: main-file ranges excluded by #if; LastInclude: where the last #include of the
+    // main file ends (an #include <errno.h> goes after it when extracted code needs errno).
+    Extractor(clang::ASTContext &Ctx, const ExtractOptions &Opts, std::vector<Span> Skipped,
+              std::optional<unsigned> LastInclude)
+        : Ctx(Ctx), Opts(Opts), Skipped(std::move(Skipped)), LastInclude(LastInclude)
+    {
+    }
+    // Analyses the translation unit, appends to the report, and returns the main file's new
+    // text when it changed.
+    std::optional<std::string> run(Report &R);
+
+private:
+    clang::ASTContext &Ctx;
+    const ExtractOptions &Opts;
+    std::vector<Span> Skipped;
+    std::optional<unsigned> LastInclude;
+};
+
+} // namespace locktune
+
+#endif

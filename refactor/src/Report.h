@@ -1,0 +1,54 @@
+// Report: the JSON document locktune-extract writes ("schema": "locktune-extract/1").
+// docs/extract.md describes every field.
+#ifndef LOCKTUNE_EXTRACT_REPORT_H
+#define LOCKTUNE_EXTRACT_REPORT_H
+
+#include "llvm/Support/JSON.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace locktune {
+
+struct SectionEntry {
+    std::string Kind = "section"; // "section", "wrapper" (a wrapper's own lock call), "unlock-only"
+    std::string File;
+    unsigned Line = 0, Column = 0;
+    std::vector<unsigned> EndLines;
+    std::string Function, Lock, LockKey;
+    bool Extracted = false;
+    std::string Reason;
+    std::vector<std::string> Inputs, Outputs, ByPointer, Locals;
+    std::string IdentityHandling, IdentityWhy;
+    std::string ExtractedFunction;
+    std::vector<std::string> Flags;
+    unsigned EarlyExits = 0;
+    std::string Context; // "union", "struct" or empty
+    std::string Wrapper;
+};
+
+struct SiteEntry {
+    std::string File;
+    unsigned Line = 0;
+    std::string Kind, Name, LockKey, Function;
+    std::optional<std::string> Initializer;
+};
+
+struct DiagEntry {
+    std::string File;
+    unsigned Line = 0;
+    std::string Message;
+};
+
+struct Report {
+    std::vector<SectionEntry> Sections;
+    std::vector<SiteEntry> Sites;
+    std::vector<DiagEntry> Diagnostics;
+    std::vector<std::string> FilesRewritten;
+    llvm::json::Value toJSON() const;
+};
+
+} // namespace locktune
+
+#endif

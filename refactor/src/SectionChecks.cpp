@@ -1,0 +1,408 @@
+#include "SectionChecks.h"
+
+#include "SectionFinder.h"
+
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/Lex/Lexer.h"
+
+#include <set>
+
+using namespace clang;
+
+namespace locktune {
+
+namespace {
+
+std::string lineOf(const SourceText &Src, const Stmt *S)
+{
+    std::optional<unsigned> Off = Src.offset(S->getBeginLoc());
+    return Off ? std::to_string(Src.line(*Off)) : "?";
+}
+
+bool heldStmt(const SourceText &Src, const Section &S, const Stmt *X)
+{
+    std::optional<unsigned> Off = Src.offset(X->getBeginLoc());
+    return Off && S.inHeld(*Off);
+}
+
+bool isSetjmp(StringRef N)
+{
+    return N == "setjmp" || N == "_setjmp" || N == "sigsetjmp" || N == "__sigsetjmp" ||
+           N == "savectx" || N == "vfork" || N == "getcontext";
+}
+
+// --- lock expression ------------------------------------------------------------------------
+std::optional<std::string> checkLockExpression(const FunctionContext &F, const Section &S)
+{
+    if (S.Lock.Exec.empty())
+        return S.Lock.ExecUnknown.empty() ? "the lock cannot be named for lt_execute"
+                                          : S.Lock.ExecUnknown;
+    // Variables the lock expression reads must keep their value through the section.
+    struct VarFinder : RecursiveASTVisitor<VarFinder> {
+        std::set<const VarDecl *> Vars;
+        bool VisitDeclRefExpr(DeclRefExpr *E)
+        {
+            if (const auto *V = dyn_cast<VarDecl>(E->getDecl()))
+                Vars.insert(V);
+            return true;
+        }
+    } VF;
+    for (const Expr *E : S.Lock.ExecVars)
+        VF.TraverseStmt(const_cast<Expr *>(E));
+    for (const VarRef &W : F.Facts.Refs)
+        if (VF.Vars.count(W.Var) && W.Var->getType()->isScalarType() &&
+            (W.Assigned || (W.AddrTaken && W.Var->isLocalVarDeclOrParm())) && S.inHeld(W.At) &&
+            !S.ownUnlock(W.At))
+            return "the lock expression " + S.Lock.Written + " uses '" + W.Var->getNameAsString() +
+                   "', which the section changes (line " + std::to_string(F.Src.line(W.At)) + ")";
+    return std::nullopt;
+}
+
+// --- labels and case labels -----------------------------------------------------------------
+std::optional<std::string> checkLabels(const FunctionContext &F, const Section &S)
+{
+    for (const LabelStmt *L : F.Facts.Labels) {
+        std::optional<unsigned> LOff = F.Src.offset(L->getBeginLoc());
+        bool OnEnd = false;
+        for (const LabelStmt *E : S.EndLabels)
+            OnEnd |= E == L;
+        if (!LOff || (!S.Body.contains(*LOff) && !OnEnd))
+            continue;
+        for (const GotoStmt *G : F.Facts.Gotos) {
+            if (G->getLabel()->getStmt() != L)
+                continue;
+            std::optional<unsigned> GOff = F.Src.offset(G->getBeginLoc());
+            if (!GOff || !S.inHeld(*GOff))
+                return "the label '" + std::string(L->getName()) + "' (line " + lineOf(F.Src, L) +
+                       ") is reached by a goto from outside the section (line " + lineOf(F.Src, G) +
+                       ")";
+        }
+    }
+    for (const auto &[Case, Switch] : F.Facts.SwitchOf) {
+        std::optional<unsigned> COff = F.Src.offset(Case->getBeginLoc());
+        std::optional<unsigned> SOff = F.Src.offset(Switch->getBeginLoc());
+        if (COff && S.Body.contains(*COff) && (!SOff || !S.Body.contains(*SOff)))
+            return "the case label at line " + lineOf(F.Src, Case) +
+                   " belongs to a switch outside the section";
+    }
+    return std::nullopt;
+}
+
+// --- builtins that tie code to its stack frame -------------------------------------------------
+std::optional<std::string> checkBuiltins(const FunctionContext &F, const Section &S)
+{
+    for (const CallExpr *C : F.Facts.Calls) {
+        if (!heldStmt(F.Src, S, C))
+            continue;
+        const FunctionDecl *Fn = C->getDirectCallee();
+        if (!Fn)
+            continue;
+        StringRef N = Fn->getName();
+        if (N == "alloca" || N == "__builtin_alloca" || N == "__builtin_alloca_with_align")
+            return "alloca() at line " + lineOf(F.Src, C) +
+                   ": the memory would be freed when the extracted function returns";
+        if (N.startswith("__builtin_va_") || N == "va_start" || N == "va_arg")
+            return "the section uses the function's variable arguments (line " + lineOf(F.Src, C) +
+                   ")";
+        if (N == "__builtin_frame_address" || N == "__builtin_return_address")
+            return N.str() + "() at line " + lineOf(F.Src, C) + " depends on the stack frame";
+        if (N.contains("longjmp"))
+            return N.str() + "() at line " + lineOf(F.Src, C);
+    }
+    // va_arg is an expression, not a call.
+    struct VaFinder : RecursiveASTVisitor<VaFinder> {
+        bool Found = false;
+        bool VisitVAArgExpr(VAArgExpr *)
+        {
+            return !(Found = true);
+        }
+    };
+    for (unsigned I = S.First + 1; I <= S.Last && I < S.Block->size(); ++I) {
+        VaFinder V;
+        V.TraverseStmt(S.Block->body_begin()[I]);
+        if (V.Found)
+            return std::string("the section uses va_arg()");
+    }
+    return std::nullopt;
+}
+
+// --- code excluded by the preprocessor --------------------------------------------------------
+std::optional<std::string> checkExcludedCode(const FunctionContext &F, const Section &S,
+                                             const TUContext &TU)
+{
+    for (Span Sk : TU.Skipped) {
+        if (!(S.Body.Begin < Sk.End && Sk.Begin < S.Body.End))
+            continue;
+        std::string Text = F.Src.text(Sk).str();
+        LangOptions LO = F.Src.langOpts();
+        Lexer L(SourceLocation(), LO, Text.data(), Text.data(), Text.data() + Text.size());
+        L.SetCommentRetentionState(false);
+        Token Tok;
+        while (true) {
+            L.LexFromRawLexer(Tok);
+            if (Tok.is(tok::eof))
+                break;
+            if (!Tok.is(tok::raw_identifier))
+                continue;
+            StringRef Id = Tok.getRawIdentifier();
+            bool Jump = Id == "return" || Id == "break" || Id == "continue" || Id == "goto";
+            if (Jump || F.Facts.LocalNames.count(Id.str()) || Id == "__func__")
+                return "code excluded by the preprocessor (line " +
+                       std::to_string(F.Src.line(Sk.Begin)) + ") uses '" + Id.str() +
+                       "': only the configuration being compiled can be analysed";
+        }
+    }
+    return std::nullopt;
+}
+
+// --- names and types visible above the function ------------------------------------------------
+struct NameFinder : RecursiveASTVisitor<NameFinder> {
+    const FunctionContext *F = nullptr;
+    const Section *S = nullptr;
+    std::optional<std::string> Problem;
+
+    bool visibleAbove(const Decl *D)
+    {
+        for (const Decl *R : D->redecls())
+            if (R->getDeclContext()->isFileContext() &&
+                F->Ctx.getSourceManager().isBeforeInTranslationUnit(R->getLocation(),
+                                                                    F->Fn->getBeginLoc()))
+                return true;
+        return false;
+    }
+    bool localType(const Decl *D)
+    {
+        return D->getDeclContext()->isFunctionOrMethod();
+    }
+
+    bool VisitDeclRefExpr(DeclRefExpr *E)
+    {
+        if (Problem || !heldStmt(F->Src, *S, E))
+            return true;
+        const ValueDecl *D = E->getDecl();
+        if (const auto *V = dyn_cast<VarDecl>(D)) {
+            if (V->isLocalVarDeclOrParm())
+                return true;
+        } else if (const auto *EC = dyn_cast<EnumConstantDecl>(D)) {
+            if (localType(cast<Decl>(EC->getDeclContext())))
+                Problem = "the enumerator '" + EC->getNameAsString() + "' is declared inside " +
+                          F->Fn->getNameAsString() + "()";
+            return true;
+        } else if (!isa<FunctionDecl>(D)) {
+            return true;
+        }
+        if (const auto *FD = dyn_cast<FunctionDecl>(D); FD && FD->getBuiltinID())
+            return true;
+        if (!visibleAbove(D))
+            Problem = "'" + D->getNameAsString() + "' (line " + lineOf(F->Src, E) +
+                      ") is not declared above " + F->Fn->getNameAsString() + "()";
+        return true;
+    }
+    bool VisitTypeLoc(TypeLoc TL)
+    {
+        if (Problem)
+            return true;
+        const Decl *D = nullptr;
+        if (const auto *T = TL.getTypePtr()->getAs<TypedefType>())
+            D = T->getDecl();
+        else if (const auto *T = TL.getTypePtr()->getAs<TagType>())
+            D = T->getDecl();
+        if (D && localType(D))
+            Problem = "the type '" + cast<NamedDecl>(D)->getNameAsString() +
+                      "' is declared inside " + F->Fn->getNameAsString() + "()";
+        return true;
+    }
+};
+
+std::optional<std::string> checkVisibility(const FunctionContext &F, const Section &S)
+{
+    NameFinder NF;
+    NF.F = &F;
+    NF.S = &S;
+    for (unsigned I = S.First + 1; I <= S.Last && I < S.Block->size(); ++I)
+        NF.TraverseStmt(const_cast<Stmt *>(S.Block->body_begin()[I]));
+    return NF.Problem;
+}
+
+// --- other locks ------------------------------------------------------------------------------
+std::optional<std::string> checkOtherLocks(FunctionContext &F, const Section &S)
+{
+    auto inRegion = [&](unsigned Off) { return S.inHeld(Off); };
+    for (const CallExpr *C : F.OpOrder) {
+        const LockOp &Op = F.Ops.at(C);
+        std::optional<unsigned> Off = F.Src.offset(C->getBeginLoc());
+        if (!Off || !S.inHeld(*Off) || Op.Identity == S.Lock.Identity)
+            continue;
+        std::optional<CfgPos> Pos = F.Cfg->find(C);
+        if (!Pos)
+            continue;
+        HeldWalk W(*F.Cfg, F.Src, Op.Written);
+        auto sameUnlock = [&](const Stmt *X) {
+            const LockOp *O = F.op(X);
+            return O && O->Kind == OpKind::Unlock && O->Identity == Op.Identity;
+        };
+        auto sameLock = [&](const Stmt *X) {
+            const LockOp *O = F.op(X);
+            return O && O->Kind != OpKind::Unlock && O->Identity == Op.Identity;
+        };
+        if (Op.Kind == OpKind::Unlock) {
+            if (std::optional<std::string> E = W.backward(*Pos, sameLock, inRegion))
+                return "the unlock of " + Op.Written + " at line " +
+                       std::to_string(F.Src.line(*Off)) +
+                       " releases a lock taken before the section";
+            continue;
+        }
+        std::vector<CfgPos> From{CfgPos{Pos->Block, Pos->Index + 1}};
+        if (Op.Kind == OpKind::Trylock) {
+            std::optional<std::vector<CfgPos>> Succ = trylockSuccess(*F.Cfg, C, *F.PM);
+            if (!Succ)
+                return "the trylock of " + Op.Written + " at line " +
+                       std::to_string(F.Src.line(*Off)) + " is not tested in an if";
+            From = *Succ;
+        }
+        WalkResult R = W.forward(From, sameUnlock, sameLock, inRegion);
+        if (R.Escape)
+            return Op.Written + ", taken at line " + std::to_string(F.Src.line(*Off)) +
+                   ", is not released inside the section (" + *R.Escape + ")";
+    }
+    // A condition wait on a lock other than the section's must wait on one taken inside it.
+    for (const CallExpr *C : F.Facts.Calls) {
+        const Expr *M = LockCalls::condWaitMutex(C);
+        std::optional<unsigned> Off = F.Src.offset(C->getBeginLoc());
+        if (!M || !Off || !S.inHeld(*Off) || canonicalLock(M) == S.Lock.Identity)
+            continue;
+        std::optional<CfgPos> Pos = F.Cfg->find(C);
+        if (!Pos)
+            continue;
+        std::string Id = canonicalLock(M);
+        HeldWalk W(*F.Cfg, F.Src, "the mutex");
+        auto lockOf = [&](const Stmt *X) {
+            const LockOp *O = F.op(X);
+            return O && O->Kind != OpKind::Unlock && O->Identity == Id;
+        };
+        if (W.backward(*Pos, lockOf, inRegion))
+            return "the condition wait at line " + std::to_string(F.Src.line(*Off)) +
+                   " uses a mutex taken before the section";
+    }
+    return std::nullopt;
+}
+
+// --- callees ----------------------------------------------------------------------------------
+std::optional<std::string> checkCallees(const FunctionContext &F, const Section &S, TUContext &TU)
+{
+    for (const CallExpr *C : F.Facts.Calls) {
+        if (!heldStmt(F.Src, S, C) || F.Ops.count(C))
+            continue;
+        const FunctionDecl *Callee = C->getDirectCallee();
+        if (!Callee || !Callee->hasBody() || TU.Calls.isWrapper(Callee))
+            continue;
+        const std::string &P = TU.calleeLockProblem(Callee);
+        if (!P.empty())
+            return "calls " + Callee->getNameAsString() + "() at line " + lineOf(F.Src, C) +
+                   ", which " + P;
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+const std::string &TUContext::calleeLockProblem(const FunctionDecl *F)
+{
+    F = F->getCanonicalDecl();
+    auto It = Memo.find(F);
+    if (It != Memo.end())
+        return It->second;
+    std::string &Out = Memo[F];
+    const FunctionDecl *Def = F->getDefinition();
+    if (!Def || !Def->hasBody())
+        return Out;
+    FunctionContext FC(Ctx, Src, Def);
+    struct OpFinder : RecursiveASTVisitor<OpFinder> {
+        std::vector<const CallExpr *> Calls;
+        bool VisitCallExpr(CallExpr *C)
+        {
+            Calls.push_back(C);
+            return true;
+        }
+    } Finder;
+    Finder.TraverseStmt(Def->getBody());
+    for (const CallExpr *C : Finder.Calls)
+        if (std::optional<LockOp> Op = Calls.classify(C, Def)) {
+            FC.Ops.emplace(C, *Op);
+            FC.OpOrder.push_back(C);
+        }
+    if (FC.Ops.empty())
+        return Out;
+    FC.PM = std::make_unique<ParentMap>(Def->getBody());
+    FC.Cfg = std::make_unique<CfgIndex>(Def, Ctx);
+    if (!FC.Cfg->valid())
+        return Out;
+    for (const CallExpr *C : FC.OpOrder) {
+        const LockOp &Op = FC.Ops.at(C);
+        std::optional<CfgPos> Pos = FC.Cfg->find(C);
+        if (!Pos || Op.Kind == OpKind::Trylock)
+            continue;
+        HeldWalk W(*FC.Cfg, Src, Op.Written);
+        auto same = [&](OpKind K) {
+            return [&FC, &Op, K](const Stmt *X) {
+                const LockOp *O = FC.op(X);
+                return O &&
+                       (K == OpKind::Unlock ? O->Kind == OpKind::Unlock
+                                            : O->Kind != OpKind::Unlock) &&
+                       O->Identity == Op.Identity;
+            };
+        };
+        if (Op.Kind == OpKind::Unlock) {
+            if (W.backward(*Pos, same(OpKind::Lock), [](unsigned) { return true; })) {
+                Out = "releases " + Op.Written + " without taking it";
+                break;
+            }
+        } else {
+            WalkResult R = W.forward(
+                {CfgPos{Pos->Block, Pos->Index + 1}}, same(OpKind::Unlock),
+                [](const Stmt *) { return false; }, [](unsigned) { return true; });
+            if (R.Escape) {
+                Out = "takes " + Op.Written + " and " + *R.Escape;
+                break;
+            }
+        }
+    }
+    return Out;
+}
+
+std::string functionWideReason(const FunctionContext &F, TUContext &)
+{
+    if (F.Fn->getLocation().isMacroID())
+        return F.Fn->getNameAsString() + "() is defined by a macro";
+    for (const CallExpr *C : F.Facts.Calls)
+        if (const FunctionDecl *Callee = C->getDirectCallee())
+            if (isSetjmp(Callee->getName()))
+                return F.Fn->getNameAsString() + "() calls " + Callee->getNameAsString() +
+                       "() (line " + lineOf(F.Src, C) +
+                       "): moving code out of it could change which locals survive a longjmp";
+    if (F.Facts.ComputedGoto)
+        return F.Fn->getNameAsString() +
+               "() uses computed goto (label addresses cannot leave the function)";
+    return "";
+}
+
+std::optional<std::string> checkSection(FunctionContext &F, Section &S, TUContext &TU)
+{
+    if (std::optional<std::string> R = checkLockExpression(F, S))
+        return R;
+    if (std::optional<std::string> R = checkLabels(F, S))
+        return R;
+    if (std::optional<std::string> R = checkBuiltins(F, S))
+        return R;
+    if (std::optional<std::string> R = checkExcludedCode(F, S, TU))
+        return R;
+    if (std::optional<std::string> R = checkVisibility(F, S))
+        return R;
+    if (std::optional<std::string> R = checkOtherLocks(F, S))
+        return R;
+    if (std::optional<std::string> R = checkCallees(F, S, TU))
+        return R;
+    return std::nullopt;
+}
+
+} // namespace locktune

@@ -1,0 +1,35 @@
+// SectionChecks: the rules that keep a well-shaped section as lock/unlock calls because
+// moving its code into another function would not be provably right.  One named check per
+// rule; the first that objects gives the reason the report shows.
+//
+//   function-wide    the function calls setjmp() (locals' values across longjmp would
+//                    change); it uses computed goto (&&label); it is written by a macro
+//   lock expression  unknown for lt_execute (a wrapper that computes it elsewhere); uses a
+//                    variable the section changes; has side effects
+//   labels, cases    a label in the section reached by a goto from outside it; a case label
+//                    of a switch outside it
+//   builtins         alloca(), va_arg()/va_start(), __builtin_frame_address(), longjmp()
+//   excluded code    code inside #if that is not compiled here uses local variables or jumps:
+//                    only one configuration can be analysed
+//   visibility       a name or type the section uses is declared inside the function or after
+//                    its start (the extracted function goes above it)
+//   other locks      a lock taken in the section and still held at its end, or released in it
+//                    but taken before it; a condition wait on a lock taken before it
+//   callees          a function called in the section (defined here) releases or keeps a lock
+#ifndef LOCKTUNE_EXTRACT_SECTIONCHECKS_H
+#define LOCKTUNE_EXTRACT_SECTIONCHECKS_H
+
+#include "Section.h"
+#include "TUContext.h"
+
+#include <optional>
+#include <string>
+
+namespace locktune {
+
+std::string functionWideReason(const FunctionContext &F, TUContext &TU);
+std::optional<std::string> checkSection(FunctionContext &F, Section &S, TUContext &TU);
+
+} // namespace locktune
+
+#endif

@@ -1,0 +1,687 @@
+#include "SectionFinder.h"
+
+#include "clang/AST/Expr.h"
+#include "clang/AST/Stmt.h"
+#include "clang/Lex/Lexer.h"
+
+#include <algorithm>
+
+using namespace clang;
+
+namespace locktune {
+
+const LockOp *FunctionContext::op(const Stmt *S) const
+{
+    const auto *C = dyn_cast_or_null<CallExpr>(S);
+    if (!C)
+        return nullptr;
+    auto It = Ops.find(C);
+    return It == Ops.end() ? nullptr : &It->second;
+}
+
+bool Section::inHeld(unsigned Off) const
+{
+    if (!Body.contains(Off))
+        return false;
+    for (const Tail &T : Tails)
+        if (T.Replace.contains(Off))
+            return false;
+    return true;
+}
+
+bool Section::ownUnlock(unsigned Off) const
+{
+    for (Span U : OwnUnlocks)
+        if (U.contains(Off))
+            return true;
+    return false;
+}
+
+bool Section::inHeld(Span S) const
+{
+    if (!Body.contains(S))
+        return false;
+    for (const Tail &T : Tails)
+        if (T.Replace.Begin < S.End && S.Begin < T.Replace.End)
+            return false;
+    return true;
+}
+
+const Binding *Section::binding(const VarDecl *V) const
+{
+    for (const Binding &B : Bindings)
+        if (B.Var == V)
+            return &B;
+    return nullptr;
+}
+
+namespace {
+
+// `do { stmt; } while (0)`, the way lock macros are written: stmt.
+const Stmt *doWhileZero(const Stmt *S)
+{
+    const auto *D = dyn_cast_or_null<DoStmt>(S);
+    if (!D)
+        return nullptr;
+    const auto *Zero = dyn_cast<IntegerLiteral>(D->getCond()->IgnoreParenImpCasts());
+    const auto *Body = dyn_cast<CompoundStmt>(D->getBody());
+    if (!Zero || Zero->getValue() != 0 || !Body)
+        return nullptr;
+    const Stmt *Only = nullptr;
+    for (const Stmt *X : Body->body()) {
+        if (isa<NullStmt>(X))
+            continue;
+        if (Only)
+            return nullptr;
+        Only = X;
+    }
+    return Only;
+}
+
+const CallExpr *asCall(const Stmt *S)
+{
+    if (const Stmt *Inner = doWhileZero(S))
+        S = Inner;
+    const auto *E = dyn_cast_or_null<Expr>(S);
+    if (!E)
+        return nullptr;
+    E = E->IgnoreParenImpCasts();
+    if (const auto *C = dyn_cast<CStyleCastExpr>(E))
+        if (C->getType()->isVoidType())
+            E = C->getSubExpr()->IgnoreParenImpCasts();
+    return dyn_cast<CallExpr>(E);
+}
+
+const Stmt *stripLabels(const Stmt *S)
+{
+    while (true) {
+        if (const auto *L = dyn_cast<LabelStmt>(S))
+            S = L->getSubStmt();
+        else if (const auto *A = dyn_cast<AttributedStmt>(S))
+            S = A->getSubStmt();
+        else
+            return S;
+    }
+}
+
+std::string lineOf(const FunctionContext &F, const Stmt *S)
+{
+    std::optional<unsigned> Off = stmtOffset(F.Src, S);
+    return Off ? std::to_string(F.Src.line(*Off)) : "?";
+}
+
+// The unlock call of the given lock that statement S is, if it is one.
+const CallExpr *unlockOf(const FunctionContext &F, const Stmt *S, const std::string &Identity)
+{
+    const CallExpr *C = asCall(stripLabels(S));
+    const LockOp *Op = F.op(C);
+    if (Op && Op->Kind == OpKind::Unlock && Op->Identity == Identity)
+        return C;
+    return nullptr;
+}
+
+bool isRelockOf(const FunctionContext &F, const Stmt *S, const std::string &Identity)
+{
+    const CallExpr *C = asCall(stripLabels(S));
+    const LockOp *Op = F.op(C);
+    return Op && Op->Kind != OpKind::Unlock && Op->Identity == Identity;
+}
+
+// Unlocks of the lock that are the last thing S does on some path (ending S normally).
+void tailPositionUnlocks(const FunctionContext &F, const Stmt *S, const std::string &Identity,
+                         std::vector<const CallExpr *> &Out)
+{
+    if (!S)
+        return;
+    S = stripLabels(S);
+    if (const CallExpr *U = unlockOf(F, S, Identity)) {
+        Out.push_back(U);
+        return;
+    }
+    if (const auto *C = dyn_cast<CompoundStmt>(S)) {
+        for (auto It = C->body_rbegin(); It != C->body_rend(); ++It)
+            if (!isa<NullStmt>(*It)) {
+                tailPositionUnlocks(F, *It, Identity, Out);
+                break;
+            }
+        return;
+    }
+    if (const auto *I = dyn_cast<IfStmt>(S)) {
+        tailPositionUnlocks(F, I->getThen(), Identity, Out);
+        tailPositionUnlocks(F, I->getElse(), Identity, Out);
+    }
+}
+
+// The loop (continue) or loop/switch (break) a jump belongs to.
+const Stmt *jumpTarget(const FunctionContext &F, const Stmt *Jump)
+{
+    bool IsBreak = isa<BreakStmt>(Jump);
+    for (const Stmt *P = F.PM->getParent(Jump); P; P = F.PM->getParent(P)) {
+        if (isa<WhileStmt>(P) || isa<DoStmt>(P) || isa<ForStmt>(P))
+            return P;
+        if (IsBreak && isa<SwitchStmt>(P))
+            return P;
+    }
+    return nullptr;
+}
+
+bool outside(const FunctionContext &F, const Stmt *Target, Span Whole)
+{
+    std::optional<unsigned> Off = Target ? stmtOffset(F.Src, Target) : std::nullopt;
+    return Off && !Whole.contains(*Off);
+}
+
+// Every jump inside the tail lands in the tail itself or outside the section.
+std::optional<std::string> tailJumps(const FunctionContext &F, const Stmt *S, Span Tail, Span Whole)
+{
+    if (!S)
+        return std::nullopt;
+    auto landsWell = [&](const Stmt *Target) {
+        std::optional<unsigned> Off = Target ? stmtOffset(F.Src, Target) : std::nullopt;
+        return Off && (Tail.contains(*Off) || !Whole.contains(*Off));
+    };
+    if (isa<LabelStmt>(S))
+        return "the code after the unlock at line " + lineOf(F, S) + " has a label";
+    if (const auto *C = dyn_cast<SwitchCase>(S)) {
+        (void)C;
+        return "the code after the unlock has a case label at line " + lineOf(F, S);
+    }
+    if (isa<IndirectGotoStmt>(S))
+        return "computed goto at line " + lineOf(F, S);
+    if (const auto *G = dyn_cast<GotoStmt>(S)) {
+        if (!landsWell(G->getLabel()->getStmt()))
+            return "the goto at line " + lineOf(F, S) + " jumps back into the section";
+    } else if (isa<BreakStmt>(S) || isa<ContinueStmt>(S)) {
+        if (!landsWell(jumpTarget(F, S)))
+            return std::string("the ") + (isa<BreakStmt>(S) ? "break" : "continue") + " at line " +
+                   lineOf(F, S) + " stays in the section";
+    }
+    for (const Stmt *Child : S->children())
+        if (std::optional<std::string> R = tailJumps(F, Child, Tail, Whole))
+            return R;
+    return std::nullopt;
+}
+
+struct Attempt {
+    bool Ok = false;
+    bool Beyond = false; // the lock reaches past the candidate end: a later end may do
+    std::string Reason;
+};
+
+// True when X is the last thing End does on its path: X is End, or the last statement of a
+// block, or a branch of an if, that is itself in tail position.
+bool inTailPosition(const FunctionContext &F, const Stmt *X, const Stmt *End)
+{
+    while (X != End) {
+        const Stmt *P = F.PM->getParent(X);
+        if (!P)
+            return false;
+        if (const auto *C = dyn_cast<CompoundStmt>(P)) {
+            const Stmt *Last = nullptr;
+            for (const Stmt *K : C->body())
+                if (!isa<NullStmt>(K))
+                    Last = K;
+            if (Last != X)
+                return false;
+        } else if (const auto *I = dyn_cast<IfStmt>(P)) {
+            if (I->getThen() != X && I->getElse() != X)
+                return false;
+        } else if (!isa<LabelStmt>(P) && !isa<AttributedStmt>(P)) {
+            return false;
+        }
+        X = P;
+    }
+    return true;
+}
+
+// EndSt: the section's final statement when it is not a plain unlock (code after an unlock
+// in one of its branches may then fall through to the section's end).
+std::optional<Tail> makeTail(FunctionContext &F, const CallExpr *U, Span Whole, const Stmt *EndSt,
+                             std::string &Why)
+{
+    const Stmt *E = callStatement(F, U);
+    if (!E) {
+        Why = "the result of the unlock at line " + lineOf(F, U) + " is used";
+        return std::nullopt;
+    }
+    const Stmt *Top = E, *P = F.PM->getParent(E);
+    while (P && (isa<LabelStmt>(P) || isa<AttributedStmt>(P))) {
+        Top = P;
+        P = F.PM->getParent(P);
+    }
+    const auto *C = dyn_cast_or_null<CompoundStmt>(P);
+    if (!C) {
+        Why = "the unlock at line " + lineOf(F, U) + " is not followed by a way out of the section";
+        return std::nullopt;
+    }
+    std::vector<const Stmt *> Kids(C->body_begin(), C->body_end());
+    auto At = std::find(Kids.begin(), Kids.end(), Top);
+    size_t M = size_t(At - Kids.begin());
+    Tail T;
+    for (size_t R = M + 1; R < Kids.size(); ++R) {
+        if (isa<LabelStmt>(Kids[R]) || isa<SwitchCase>(Kids[R])) {
+            Why = "the code after the unlock at line " + lineOf(F, U) + " has a label";
+            return std::nullopt;
+        }
+        T.Stmts.push_back(Kids[R]);
+        if (alwaysLeaves(F, Kids[R], Whole))
+            break;
+    }
+    if (T.Stmts.empty() || !alwaysLeaves(F, T.Stmts.back(), Whole)) {
+        // Code that runs after the unlock and then reaches the end of the section (the last
+        // thing a branch of the section's final statement does) is replayed at the call
+        // site too, before the code after the section.
+        bool FallsThrough = !T.Stmts.empty() && EndSt && inTailPosition(F, C, EndSt);
+        if (!FallsThrough) {
+            Why = "the unlock at line " + lineOf(F, U) +
+                  " is followed by code that stays in the section (no return, break, continue or "
+                  "goto out of it)";
+            return std::nullopt;
+        }
+        T.FallsThrough = true;
+    }
+    std::optional<Span> US = statementSpan(F, E), LS = statementSpan(F, T.Stmts.back());
+    std::optional<Span> FS = statementSpan(F, T.Stmts.front());
+    if (!US || !LS || !FS) {
+        Why = "the early exit at line " + lineOf(F, U) + " is written inside a macro";
+        return std::nullopt;
+    }
+    T.Unlock = U;
+    T.UnlockStmt = E;
+    // A comment after the last statement, on its line, goes with it.
+    unsigned End = LS->End;
+    StringRef Rest = F.Src.buffer().substr(End);
+    StringRef Line = Rest.take_until([](char C) { return C == '\n'; });
+    StringRef Trimmed = Line.ltrim();
+    if ((Trimmed.startswith("/*") && Trimmed.rtrim().endswith("*/") &&
+         Trimmed.find("*/") == Trimmed.rtrim().size() - 2) ||
+        Trimmed.startswith("//"))
+        End += unsigned(Line.rtrim().size());
+    T.Replace = Span{US->Begin, End};
+    T.Code_ = Span{US->End, End};
+    for (const Stmt *S : T.Stmts)
+        if (std::optional<std::string> R = tailJumps(F, S, T.Code_, Whole)) {
+            Why = *R;
+            return std::nullopt;
+        }
+    std::optional<CfgPos> Pos = F.Cfg->find(U);
+    if (!Pos) {
+        Why = "the unlock at line " + lineOf(F, U) + " is unreachable";
+        return std::nullopt;
+    }
+    T.Exit = *Pos;
+    return T;
+}
+
+Attempt tryEnd(FunctionContext &F, Section &S, Span LockSpan, size_t K)
+{
+    Attempt A;
+    const Stmt *EndSt = S.Block->body_begin()[K];
+    std::optional<Span> EndSpan = statementSpan(F, EndSt);
+    if (!EndSpan) {
+        A.Reason = "the section's end (line " + lineOf(F, EndSt) + ") is written inside a macro";
+        return A;
+    }
+    const std::string &Id = S.Lock.Identity;
+    S.Whole = Span{LockSpan.Begin, EndSpan->End};
+    std::vector<const CallExpr *> Finals;
+    if (const CallExpr *U = unlockOf(F, EndSt, Id)) {
+        S.EndIsUnlock = true;
+        Finals.push_back(U);
+        S.Body = Span{LockSpan.End, EndSpan->Begin};
+        S.EndLabels.clear();
+        for (const Stmt *L = EndSt; isa<LabelStmt>(L); L = cast<LabelStmt>(L)->getSubStmt())
+            S.EndLabels.push_back(cast<LabelStmt>(L));
+    } else {
+        S.EndIsUnlock = false;
+        tailPositionUnlocks(F, EndSt, Id, Finals);
+        S.Body = Span{LockSpan.End, EndSpan->End};
+    }
+    S.Last = unsigned(K);
+
+    std::optional<CfgPos> Start = F.Cfg->find(S.Lock.Call);
+    if (!Start) {
+        A.Reason = "the lock call at line " + lineOf(F, S.Lock.Call) + " is unreachable";
+        return A;
+    }
+    HeldWalk W(*F.Cfg, F.Src, S.Lock.Written);
+    Span Whole = S.Whole;
+    WalkResult R = W.forward(
+        {CfgPos{Start->Block, Start->Index + 1}},
+        [&](const Stmt *X) {
+            const LockOp *Op = F.op(X);
+            return Op && Op->Kind == OpKind::Unlock && Op->Identity == Id;
+        },
+        [&](const Stmt *X) {
+            const LockOp *Op = F.op(X);
+            return Op && Op->Kind != OpKind::Unlock && Op->Identity == Id;
+        },
+        [&](unsigned Off) { return Whole.contains(Off); });
+    if (R.Escape) {
+        A.Reason = *R.Escape;
+        A.Beyond = R.EscapeOffset >= Whole.End;
+        return A;
+    }
+    // Every unlock of this lock written in the section: an end, or an early exit.
+    S.Tails.clear();
+    S.Ends.clear();
+    S.EndLines.clear();
+    S.Unlocks.clear();
+    S.OwnUnlocks.clear();
+    for (const CallExpr *U : F.OpOrder) {
+        const LockOp &Op = F.Ops.at(U);
+        if (Op.Kind != OpKind::Unlock || Op.Identity != Id)
+            continue;
+        std::optional<unsigned> Off = stmtOffset(F.Src, U);
+        if (!Off || !Whole.contains(*Off))
+            continue;
+        S.EndLines.push_back(F.Src.line(*Off));
+        if (std::find(Finals.begin(), Finals.end(), U) != Finals.end()) {
+            NormalEnd E;
+            E.Unlock = U;
+            E.UnlockStmt = callStatement(F, U);
+            E.Final = S.EndIsUnlock;
+            std::optional<CfgPos> P = F.Cfg->find(U);
+            if (!P || !E.UnlockStmt) {
+                if (!E.UnlockStmt) {
+                    A.Reason = "the result of the unlock at line " + lineOf(F, U) + " is used";
+                    return A;
+                }
+                continue; // unreachable unlock: nothing to keep alive after it
+            }
+            E.Exit = *P;
+            S.Ends.push_back(E);
+            S.Unlocks.push_back(U);
+            if (std::optional<Span> Sp = statementSpan(F, E.UnlockStmt))
+                S.OwnUnlocks.push_back(*Sp);
+            continue;
+        }
+        std::string Why;
+        std::optional<Tail> T = makeTail(F, U, Whole, S.EndIsUnlock ? nullptr : EndSt, Why);
+        if (!T) {
+            A.Reason = Why;
+            return A;
+        }
+        T->Code = unsigned(S.Tails.size() + 1);
+        S.OwnUnlocks.push_back(Span{T->Replace.Begin, T->Code_.Begin});
+        S.Tails.push_back(*T);
+        S.Unlocks.push_back(U);
+    }
+    for (unsigned Off : R.Visited)
+        for (const Tail &T : S.Tails)
+            if (T.Code_.contains(Off)) {
+                A.Reason = "the code after the unlock at line " + lineOf(F, T.Unlock) +
+                           " is also reached with the lock held";
+                return A;
+            }
+    A.Ok = true;
+    return A;
+}
+
+// Why a lock call opens no block-structured section: what the lock does after it.
+std::string diagnose(FunctionContext &F, Section &S)
+{
+    const std::string &Id = S.Lock.Identity;
+    bool AnyUnlock = false;
+    for (const CallExpr *U : F.OpOrder) {
+        const LockOp &Op = F.Ops.at(U);
+        AnyUnlock |= Op.Kind == OpKind::Unlock && Op.Identity == Id;
+    }
+    std::optional<CfgPos> Start = F.Cfg->find(S.Lock.Call);
+    if (!Start)
+        return "the lock call is unreachable";
+    HeldWalk W(*F.Cfg, F.Src, S.Lock.Written);
+    WalkResult R = W.forward(
+        {CfgPos{Start->Block, Start->Index + 1}},
+        [&](const Stmt *X) {
+            const LockOp *Op = F.op(X);
+            return Op && Op->Kind == OpKind::Unlock && Op->Identity == Id;
+        },
+        [&](const Stmt *X) {
+            const LockOp *Op = F.op(X);
+            return Op && Op->Kind != OpKind::Unlock && Op->Identity == Id;
+        },
+        [](unsigned) { return true; }, /*KeepGoing=*/true);
+    S.Unlocks.clear();
+    for (const Stmt *U : R.Stops) {
+        S.Unlocks.push_back(cast<CallExpr>(U));
+        if (std::optional<unsigned> Off = stmtOffset(F.Src, U))
+            S.EndLines.push_back(F.Src.line(*Off));
+    }
+    std::sort(S.EndLines.begin(), S.EndLines.end());
+    S.EndLines.erase(std::unique(S.EndLines.begin(), S.EndLines.end()), S.EndLines.end());
+    std::string Fn = F.Fn->getNameAsString() + "()";
+    if (!AnyUnlock)
+        return "no unlock of " + S.Lock.Written + " in " + Fn +
+               ": the critical section ends in another function";
+    if (R.Escape)
+        return *R.Escape;
+    // A lock dropped and taken again (around a sleep, in a background thread's loop).
+    if (const auto *Block = dyn_cast_or_null<CompoundStmt>(F.PM->getParent(
+            callStatement(F, S.Lock.Call) ? callStatement(F, S.Lock.Call) : S.Lock.Call)))
+        for (const Stmt *X : Block->body()) {
+            if (X == callStatement(F, S.Lock.Call))
+                break;
+            if (unlockOf(F, X, Id))
+                return S.Lock.Written + " is released at line " + lineOf(F, X) +
+                       " and taken again at line " + lineOf(F, S.Lock.Call) +
+                       ": the region it then holds does not close a block";
+        }
+    return "the unlocks of " + S.Lock.Written +
+           " do not close a block: the code after an unlock in a nested block continues in "
+           "the section";
+}
+
+} // namespace
+
+std::optional<Span> statementSpan(const FunctionContext &F, const Stmt *S)
+{
+    if (std::optional<Span> Sp = F.Src.stmtSpan(S))
+        return Sp;
+    const SourceManager &SM = F.Src.sm();
+    SourceRange R = S->getSourceRange();
+    if (!R.getBegin().isMacroID() ||
+        !Lexer::isAtStartOfMacroExpansion(R.getBegin(), SM, F.Src.langOpts()))
+        return std::nullopt;
+    CharSourceRange B = SM.getExpansionRange(R.getBegin()), E = SM.getExpansionRange(R.getEnd());
+    if (B.getBegin() != E.getBegin())
+        return std::nullopt;
+    // Nothing else of the block may come from the same invocation.
+    const auto *Block = dyn_cast_or_null<CompoundStmt>(F.PM->getParent(S));
+    if (!Block)
+        return std::nullopt;
+    for (const Stmt *X : Block->body())
+        if (X != S && SM.getExpansionLoc(X->getBeginLoc()) == B.getBegin() && !isa<NullStmt>(X))
+            return std::nullopt;
+    std::optional<unsigned> Begin = F.Src.offset(B.getBegin());
+    std::optional<unsigned> Last = F.Src.offset(E.getEnd());
+    if (!Begin || !Last)
+        return std::nullopt;
+    unsigned End = *Last;
+    if (E.isTokenRange())
+        End += Lexer::MeasureTokenLength(E.getEnd(), SM, F.Src.langOpts());
+    // The ';' written after the invocation (an empty statement) goes with it.
+    StringRef Rest = F.Src.buffer().substr(End);
+    size_t Skip = Rest.find_first_not_of(" \t");
+    if (Skip != StringRef::npos && Rest[Skip] == ';')
+        End += unsigned(Skip + 1);
+    return Span{*Begin, End};
+}
+
+const Stmt *callStatement(const FunctionContext &F, const CallExpr *Call)
+{
+    const Stmt *Cur = Call;
+    while (true) {
+        const Stmt *P = F.PM->getParent(Cur);
+        if (!P)
+            return nullptr;
+        if (isa<ParenExpr>(P) || isa<ImplicitCastExpr>(P)) {
+            Cur = P;
+            continue;
+        }
+        if (const auto *C = dyn_cast<CStyleCastExpr>(P); C && C->getType()->isVoidType()) {
+            Cur = P;
+            continue;
+        }
+        if (isa<Expr>(P))
+            return nullptr;
+        // A lock macro written `do { pthread_mutex_lock(m); } while (0)`: the do statement.
+        if (isa<CompoundStmt>(P))
+            if (const Stmt *D = F.PM->getParent(P); D && doWhileZero(D) == Cur)
+                return D;
+        // A statement holds Cur: Cur is an expression statement unless it is the condition,
+        // the operand of a return, or a similar part of P.
+        if (isa<CompoundStmt>(P) || isa<LabelStmt>(P) || isa<AttributedStmt>(P) ||
+            isa<SwitchCase>(P))
+            return Cur;
+        if (const auto *I = dyn_cast<IfStmt>(P))
+            return (I->getThen() == Cur || I->getElse() == Cur) ? Cur : nullptr;
+        if (const auto *W = dyn_cast<WhileStmt>(P))
+            return W->getBody() == Cur ? Cur : nullptr;
+        if (const auto *D = dyn_cast<DoStmt>(P))
+            return D->getBody() == Cur ? Cur : nullptr;
+        if (const auto *Fo = dyn_cast<ForStmt>(P))
+            return Fo->getBody() == Cur ? Cur : nullptr;
+        return nullptr;
+    }
+}
+
+bool alwaysLeaves(const FunctionContext &F, const Stmt *S, Span Whole)
+{
+    if (!S)
+        return false;
+    if (const auto *A = dyn_cast<AttributedStmt>(S))
+        return alwaysLeaves(F, A->getSubStmt(), Whole);
+    if (isa<ReturnStmt>(S))
+        return true;
+    if (const auto *G = dyn_cast<GotoStmt>(S))
+        return outside(F, G->getLabel()->getStmt(), Whole);
+    if (isa<BreakStmt>(S) || isa<ContinueStmt>(S))
+        return outside(F, jumpTarget(F, S), Whole);
+    if (const CallExpr *C = asCall(S)) {
+        const FunctionDecl *Callee = C->getDirectCallee();
+        return Callee && Callee->isNoReturn();
+    }
+    if (const auto *I = dyn_cast<IfStmt>(S))
+        return I->getElse() && alwaysLeaves(F, I->getThen(), Whole) &&
+               alwaysLeaves(F, I->getElse(), Whole);
+    if (const auto *C = dyn_cast<CompoundStmt>(S)) {
+        for (auto It = C->body_rbegin(); It != C->body_rend(); ++It)
+            if (!isa<NullStmt>(*It))
+                return alwaysLeaves(F, *It, Whole);
+        return false;
+    }
+    return false;
+}
+
+Section findSection(FunctionContext &F, const LockOp &Op)
+{
+    Section S;
+    S.Fn = F.Fn;
+    S.Lock = Op;
+    if (Op.Kind == OpKind::Trylock) {
+        S.Reason = Op.Call->getDirectCallee()->getName().contains("trylock")
+                       ? "trylock: the section stays as lt_mutex_trylock/lt_mutex_unlock calls"
+                       : "timed lock: the section stays as lt_mutex_timedlock/lt_mutex_unlock "
+                         "calls";
+        if (std::optional<std::vector<CfgPos>> From = trylockSuccess(*F.Cfg, Op.Call, *F.PM)) {
+            HeldWalk W(*F.Cfg, F.Src, Op.Written);
+            WalkResult R = W.forward(
+                *From,
+                [&](const Stmt *X) {
+                    const LockOp *O = F.op(X);
+                    return O && O->Kind == OpKind::Unlock && O->Identity == Op.Identity;
+                },
+                [](const Stmt *) { return false; }, [](unsigned) { return true; });
+            for (const Stmt *U : R.Stops) {
+                S.Unlocks.push_back(cast<CallExpr>(U));
+                if (std::optional<unsigned> Off = stmtOffset(F.Src, U))
+                    S.EndLines.push_back(F.Src.line(*Off));
+            }
+            std::sort(S.EndLines.begin(), S.EndLines.end());
+        }
+        return S;
+    }
+    const Stmt *E = callStatement(F, Op.Call);
+    if (!E) {
+        S.Reason = "the lock call at line " + lineOf(F, Op.Call) +
+                   " is part of a larger expression (its result is used)";
+        diagnose(F, S);
+        return S;
+    }
+    const Stmt *Top = E, *P = F.PM->getParent(E);
+    while (P && (isa<LabelStmt>(P) || isa<SwitchCase>(P) || isa<AttributedStmt>(P))) {
+        Top = P;
+        P = F.PM->getParent(P);
+    }
+    if (const auto *I = dyn_cast_or_null<IfStmt>(P)) {
+        diagnose(F, S);
+        S.Reason = "the lock is taken in one branch only (the if at line " + lineOf(F, I) +
+                   "): the section's extent depends on the path";
+        return S;
+    }
+    S.Block = dyn_cast_or_null<CompoundStmt>(P);
+    if (!S.Block) {
+        S.Reason = diagnose(F, S);
+        S.Reason = "the lock call at line " + lineOf(F, Op.Call) +
+                   " is the whole body of a loop or branch: " + S.Reason;
+        return S;
+    }
+    std::optional<Span> LockSpan = statementSpan(F, E);
+    if (!LockSpan) {
+        // Name the outermost macro the lock call comes from.
+        SourceLocation L = Op.Call->getBeginLoc(), Last = L;
+        while (L.isMacroID()) {
+            Last = L;
+            L = F.Src.sm().getImmediateMacroCallerLoc(L);
+        }
+        StringRef Macro = Last.isMacroID()
+                              ? Lexer::getImmediateMacroName(Last, F.Src.sm(), F.Src.langOpts())
+                              : "";
+        S.Reason = Macro.empty() ? "the lock call is written inside a macro"
+                                 : "the section is written inside the macro " + Macro.str();
+        diagnose(F, S);
+        return S;
+    }
+    S.LockStmt = E;
+    std::vector<const Stmt *> Kids(S.Block->body_begin(), S.Block->body_end());
+    S.First = unsigned(std::find(Kids.begin(), Kids.end(), Top) - Kids.begin());
+    std::string FirstFailure;
+    for (size_t K = S.First + 1; K < Kids.size(); ++K) {
+        const Stmt *St = Kids[K];
+        if (isa<SwitchCase>(St))
+            break; // control may enter here from the switch, without the lock
+        if (isRelockOf(F, St, Op.Identity))
+            break;
+        std::vector<const CallExpr *> Finals;
+        if (!unlockOf(F, St, Op.Identity))
+            tailPositionUnlocks(F, St, Op.Identity, Finals);
+        if (!unlockOf(F, St, Op.Identity) && Finals.empty())
+            continue;
+        Attempt A = tryEnd(F, S, *LockSpan, K);
+        if (A.Ok) {
+            S.Structured = true;
+            std::sort(S.EndLines.begin(), S.EndLines.end());
+            return S;
+        }
+        if (FirstFailure.empty())
+            FirstFailure = A.Reason;
+        if (!A.Beyond) {
+            S.Reason = A.Reason;
+            S.Tails.clear();
+            S.Ends.clear();
+            S.Whole = S.Body = Span{};
+            diagnose(F, S);
+            return S;
+        }
+    }
+    S.Tails.clear();
+    S.Ends.clear();
+    S.Whole = S.Body = Span{};
+    S.EndLines.clear();
+    std::string D = diagnose(F, S);
+    S.Reason = FirstFailure.empty() ? D : FirstFailure;
+    return S;
+}
+
+} // namespace locktune

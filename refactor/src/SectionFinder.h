@@ -1,0 +1,36 @@
+// SectionFinder: the extent of each critical section, by control flow.
+//
+// A lock call that is a statement of a block opens a candidate; each later statement of that
+// block that is an unlock of the same lock, or whose every branch ends in one, is a candidate
+// end, tried in order.  A candidate holds when the HeldRegion walk from the lock stays inside
+// it and every unlock it meets either ends it (the final statement, or an unlock in tail
+// position of it) or is an early exit: an unlock followed, in its block, by code that always
+// leaves the section (return, break, continue, goto, a call that does not return), whose jumps
+// all land outside the section.  Otherwise the section is kept, with the walk's finding as the
+// reason ("returns at line 12 with &m held", "the lock is taken in one branch only", ...).
+#ifndef LOCKTUNE_EXTRACT_SECTIONFINDER_H
+#define LOCKTUNE_EXTRACT_SECTIONFINDER_H
+
+#include "Section.h"
+
+namespace locktune {
+
+// Builds the section opened by the lock call Op (structured or, with a reason, not).
+Section findSection(FunctionContext &F, const LockOp &Op);
+
+// The statement a call is by itself (through parentheses, implicit and (void) casts), or null.
+const clang::Stmt *callStatement(const FunctionContext &F, const clang::CallExpr *Call);
+
+// The bytes of a statement of a block, its ';' included.  A statement-like macro whose body
+// is the statement and its ';' (`#define STAT_L(e) pthread_mutex_lock(&e->m);`, used as
+// `STAT_L(e);`) counts as the whole invocation, the ';' written after it included, provided
+// the invocation produces nothing else.
+std::optional<Span> statementSpan(const FunctionContext &F, const clang::Stmt *S);
+
+// True when S always transfers control out of Whole (return, jumps landing outside, calls that
+// do not return).
+bool alwaysLeaves(const FunctionContext &F, const clang::Stmt *S, Span Whole);
+
+} // namespace locktune
+
+#endif

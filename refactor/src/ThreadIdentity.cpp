@@ -1,0 +1,247 @@
+#include "ThreadIdentity.h"
+
+#include "LockCalls.h"
+
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "llvm/Support/Path.h"
+
+using namespace clang;
+
+namespace locktune {
+
+namespace {
+
+// Functions whose effect or result depends on the calling thread.
+bool identityDependent(StringRef N)
+{
+    static const char *const Names[] = {
+        "pthread_self",
+        "pthread_getspecific",
+        "pthread_setspecific",
+        "pthread_sigmask",
+        "sigprocmask",
+        "gettid",
+        "uselocale",
+        "pthread_setcancelstate",
+        "pthread_setcanceltype",
+        "pthread_testcancel",
+        "sched_getcpu",
+        "pthread_getattr_np",
+        "pthread_getcpuclockid",
+        "raise",
+        "sigwait",
+        "pthread_kill",
+        "syscall",
+        "pthread_exit",
+    };
+    for (const char *Name : Names)
+        if (N == Name)
+            return true;
+    return false;
+}
+
+bool isErrno(StringRef N)
+{
+    return N == "__errno_location" || N == "__error" || N == "_errno";
+}
+
+// Library functions that never set errno (memory and string functions, character classes,
+// the pthread calls, which return their errors).
+bool leavesErrno(const FunctionDecl *F)
+{
+    static const char *const Names[] = {
+        "memcpy",
+        "memmove",
+        "memset",
+        "memcmp",
+        "memchr",
+        "strlen",
+        "strnlen",
+        "strcmp",
+        "strncmp",
+        "strcpy",
+        "strncpy",
+        "strcat",
+        "strncat",
+        "strchr",
+        "strrchr",
+        "strstr",
+        "strspn",
+        "strcspn",
+        "strpbrk",
+        "abs",
+        "labs",
+        "llabs",
+        "isalpha",
+        "isdigit",
+        "isalnum",
+        "isspace",
+        "isupper",
+        "islower",
+        "isprint",
+        "ispunct",
+        "isxdigit",
+        "tolower",
+        "toupper",
+        "htonl",
+        "htons",
+        "ntohl",
+        "ntohs",
+        "pthread_equal",
+        "pthread_self",
+        "pthread_cond_signal",
+        "pthread_cond_broadcast",
+        "pthread_cond_wait",
+        "pthread_cond_timedwait",
+        "pthread_mutex_init",
+        "pthread_mutex_destroy",
+        "pthread_cond_init",
+        "pthread_cond_destroy",
+    };
+    StringRef N = F->getName();
+    if (N.startswith("__builtin") || N.startswith("lt_") || pthreadOpKind(N) || F->isNoReturn())
+        return true;
+    for (const char *Name : Names)
+        if (N == Name)
+            return true;
+    return false;
+}
+
+struct Scanner : RecursiveASTVisitor<Scanner> {
+    std::function<bool(const Stmt *)> In;
+    std::function<std::string(const Stmt *)> Where;
+    ThreadIdentity *TI;
+    IdentityFacts Facts;
+
+    bool VisitDeclRefExpr(DeclRefExpr *E)
+    {
+        if (!In(E))
+            return true;
+        if (const auto *V = dyn_cast<VarDecl>(E->getDecl()))
+            if (V->getTLSKind() != VarDecl::TLS_None && Facts.OnCaller.empty())
+                Facts.OnCaller = "uses the thread-local variable '" + V->getNameAsString() + "' (" +
+                                 Where(E) + ")";
+        return true;
+    }
+    bool VisitCallExpr(CallExpr *C)
+    {
+        if (!In(C))
+            return true;
+        const FunctionDecl *F = C->getDirectCallee();
+        if (!F) {
+            if (Facts.SetsErrno.empty())
+                Facts.SetsErrno =
+                    "calls through a function pointer (" + Where(C) + "), which may set errno";
+            return true;
+        }
+        StringRef N = F->getName();
+        if (isErrno(N)) {
+            if (Facts.Errno.empty())
+                Facts.Errno = "uses errno (" + Where(C) + ")";
+            return true;
+        }
+        if (!F->hasBody() && !leavesErrno(F) && Facts.SetsErrno.empty())
+            Facts.SetsErrno = "calls " + N.str() + "() (" + Where(C) + "), which may set errno";
+        if (identityDependent(N) && Facts.OnCaller.empty())
+            Facts.OnCaller = "calls " + N.str() + "() (" + Where(C) + ")";
+        if (LockCalls::condWaitMutex(C) && Facts.Wait.empty())
+            Facts.Wait = "waits on a condition variable (" + Where(C) + ")";
+        if (F->hasBody() && !pthreadOpKind(N)) {
+            const IdentityFacts &Sub = TI->ofFunction(F);
+            std::string Via = " in " + N.str() + "(), called " + Where(C);
+            if (!Sub.OnCaller.empty() && Facts.OnCaller.empty())
+                Facts.OnCaller = Sub.OnCaller + Via;
+            if (!Sub.Errno.empty() && Facts.Errno.empty())
+                Facts.Errno = Sub.Errno + Via;
+            if (!Sub.Wait.empty() && Facts.Wait.empty())
+                Facts.Wait = Sub.Wait + Via;
+            if (!Sub.SetsErrno.empty() && Facts.SetsErrno.empty())
+                Facts.SetsErrno = Sub.SetsErrno + Via;
+        }
+        return true;
+    }
+};
+
+} // namespace
+
+std::string ThreadIdentity::where(const Stmt *S) const
+{
+    const SourceManager &SM = Src.sm();
+    SourceLocation L = SM.getExpansionLoc(S->getBeginLoc());
+    PresumedLoc P = SM.getPresumedLoc(L);
+    if (P.isInvalid())
+        return "?";
+    if (SM.getFileID(L) == SM.getMainFileID())
+        return "line " + std::to_string(P.getLine());
+    return llvm::sys::path::filename(P.getFilename()).str() + ":" + std::to_string(P.getLine());
+}
+
+IdentityFacts ThreadIdentity::scan(const Stmt *Root, const std::function<bool(const Stmt *)> &In,
+                                   const FunctionDecl *)
+{
+    Scanner Sc;
+    Sc.In = In;
+    Sc.Where = [this](const Stmt *S) { return where(S); };
+    Sc.TI = this;
+    Sc.TraverseStmt(const_cast<Stmt *>(Root));
+    return Sc.Facts;
+}
+
+const IdentityFacts &ThreadIdentity::ofFunction(const FunctionDecl *Fn)
+{
+    Fn = Fn->getCanonicalDecl();
+    auto It = Memo.find(Fn);
+    if (It != Memo.end())
+        return It->second;
+    static const IdentityFacts None;
+    const FunctionDecl *Def = Fn->getDefinition();
+    if (!Def || !Def->hasBody() || !Busy.insert(Fn).second)
+        return None; // recursion: what is being computed is being computed
+    IdentityFacts R = scan(
+        Def->getBody(), [](const Stmt *) { return true; }, Def);
+    Busy.erase(Fn);
+    return Memo[Fn] = R;
+}
+
+void ThreadIdentity::analyze(const FunctionContext &F, Section &S)
+{
+    auto inHeld = [&](const Stmt *X) {
+        std::optional<unsigned> Off = Src.offset(X->getBeginLoc());
+        return Off && S.inHeld(*Off);
+    };
+    IdentityFacts Facts;
+    for (unsigned I = S.First + 1; I <= S.Last && I < S.Block->size(); ++I) {
+        IdentityFacts Part = scan(S.Block->body_begin()[I], inHeld, F.Fn);
+        if (Facts.OnCaller.empty())
+            Facts.OnCaller = Part.OnCaller;
+        if (Facts.Errno.empty())
+            Facts.Errno = Part.Errno;
+        if (Facts.Wait.empty())
+            Facts.Wait = Part.Wait;
+        if (Facts.SetsErrno.empty())
+            Facts.SetsErrno = Part.SetsErrno;
+    }
+    std::vector<std::string> Handling, Why;
+    if (!Facts.OnCaller.empty()) {
+        S.Flags |= OnCaller;
+        Handling.push_back("on-caller");
+        Why.push_back(Facts.OnCaller);
+    } else if (!Facts.Errno.empty() || !Facts.SetsErrno.empty()) {
+        S.CarryErrno = true;
+        Handling.push_back("errno-carried");
+        Why.push_back(!Facts.Errno.empty() ? Facts.Errno : Facts.SetsErrno);
+    }
+    if (!Facts.Wait.empty()) {
+        S.Flags |= MayWait;
+        Handling.push_back("may-wait");
+        Why.push_back(Facts.Wait);
+    }
+    S.IdentityHandling.clear();
+    S.IdentityWhy.clear();
+    for (size_t I = 0; I < Handling.size(); ++I) {
+        S.IdentityHandling += (I ? "+" : "") + Handling[I];
+        S.IdentityWhy += (I ? "; " : "") + Why[I];
+    }
+}
+
+} // namespace locktune

@@ -1,0 +1,57 @@
+// ThreadIdentity: does a critical section depend on which thread runs it?
+//
+// A delegating algorithm (RCL, combining) runs the extracted function on another thread.
+// What would then change, and how the section is marked:
+//
+//   thread-local variables, pthread_self(), pthread_getspecific(), the signal mask, raise(),
+//   gettid(), the thread's locale...   -> LT_EXEC_ON_CALLER ("on-caller"): never shipped
+//   errno (read or set in the section, or possibly set by a function it calls: whoever
+//   reads errno later, up the call chain, must see the value the section left)
+//                                        -> carried ("errno-carried"): the caller's errno goes
+//                                           in with the context and the section's comes back;
+//                                           functions known to leave errno alone (memcpy,
+//                                           strlen, the pthread mutex calls...) do not count
+//   a condition wait                     -> LT_EXEC_MAY_WAIT ("may-wait"): a combiner must not
+//                                           block in it for another thread
+//
+// Calls to functions defined in the translation unit are followed (transitively, memoised).
+#ifndef LOCKTUNE_EXTRACT_THREADIDENTITY_H
+#define LOCKTUNE_EXTRACT_THREADIDENTITY_H
+
+#include "Section.h"
+
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+
+namespace locktune {
+
+struct IdentityFacts {
+    std::string OnCaller;  // why the code depends on its thread (empty: it does not)
+    std::string Errno;     // where it uses errno
+    std::string Wait;      // where it may wait on a condition variable
+    std::string SetsErrno; // a call that may set errno (a library or unknown function)
+};
+
+class ThreadIdentity {
+public:
+    explicit ThreadIdentity(const SourceText &Src) : Src(Src) {}
+    // Sets the section's flags, errno carrying and report entry.
+    void analyze(const FunctionContext &F, Section &S);
+    // What a function's body does, for a call to it.
+    const IdentityFacts &ofFunction(const clang::FunctionDecl *Fn);
+
+private:
+    IdentityFacts scan(const clang::Stmt *Root, const std::function<bool(const clang::Stmt *)> &In,
+                       const clang::FunctionDecl *Fn);
+    std::string where(const clang::Stmt *S) const;
+
+    const SourceText &Src;
+    std::map<const clang::FunctionDecl *, IdentityFacts> Memo;
+    std::set<const clang::FunctionDecl *> Busy;
+};
+
+} // namespace locktune
+
+#endif

@@ -1,0 +1,45 @@
+/* Code excluded by #if inside a section: extracted when it uses nothing local, kept when it
+ * uses a local variable (only the configuration being compiled can be analysed). */
+#include "harness.h"
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static long hits, debug_hits;
+
+static void hit(int v)
+{
+    pthread_mutex_lock(&lock);
+    hits++;
+#ifdef EXTRA_DEBUG
+    debug_hits++;
+#endif
+    pthread_mutex_unlock(&lock);
+    (void)v;
+}
+
+static void hit_traced(int v)
+{
+    pthread_mutex_lock(&lock);
+    hits++;
+#ifdef EXTRA_DEBUG
+    debug_hits += v;
+#endif
+    pthread_mutex_unlock(&lock);
+    (void)v;
+}
+
+static void *worker(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < ITERS; i++) {
+        hit(i);
+        hit_traced(i);
+    }
+    return NULL;
+}
+
+int main(void)
+{
+    run_threads(worker);
+    printf("hits %ld debug %ld\n", hits, debug_hits);
+    return 0;
+}
