@@ -540,6 +540,8 @@ static void *contender(void *arg)
     return NULL;
 }
 
+static int tlock_released; /* set by the holder just before it releases tlock */
+
 static void *late_taker(void *arg)
 {
     (void)arg;
@@ -547,7 +549,9 @@ static void *late_taker(void *arg)
     double t0 = now_s();
     CHECK_EQ(lt_mutex_timedlock(&tlock, &d), 0);
     double waited = now_s() - t0;
-    CHECK(waited >= release_after_ms / 1000.0 - 0.005);
+    /* acquire: pairs with the release store made just before the holder's unlock.  (Timing
+     * the lower bound instead would depend on how late this thread started to run.) */
+    CHECK(__atomic_load_n(&tlock_released, __ATOMIC_ACQUIRE) == 1);
     CHECK(waited < release_after_ms / 1000.0 + tolerance_s);
     CHECK_EQ(lt_mutex_unlock(&tlock), 0);
     return NULL;
@@ -567,6 +571,7 @@ static void test_try_timed(void)
     CHECK_EQ(pthread_create(&t, NULL, late_taker, NULL), 0);
     struct timespec ms30 = {0, 30 * 1000000L};
     nanosleep(&ms30, NULL);
+    __atomic_store_n(&tlock_released, 1, __ATOMIC_RELEASE);
     CHECK_EQ(lt_mutex_unlock(&tlock), 0);
     CHECK_EQ(pthread_join(t, NULL), 0);
     void *res = NULL;
