@@ -156,6 +156,9 @@ std::optional<std::string> Extractor::run(Report &R)
                 Identity.analyze(F, *S);
                 Why = bindVariables(F, *S);
             }
+            if (!Why && S->Trylock && S->Flags)
+                Why = "a trylock section that " + S->IdentityWhy +
+                      " needs LT_EXEC_* flags, which lt_execute_trylock does not take";
             if (Why) {
                 S->Extract = false;
                 S->Reason = *Why;
