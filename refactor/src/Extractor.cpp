@@ -343,6 +343,12 @@ std::optional<std::string> Extractor::run(Report &R)
     if (FileEdits.empty())
         return std::nullopt;
     std::string Out = FileEdits.render(Span{0, unsigned(Src.buffer().size())});
+    if (Src.editConflict()) {
+        R.Diagnostics.push_back({FileName, 0,
+                                 "internal error: overlapping edits; the file is not rewritten "
+                                 "(please report it)"});
+        return std::nullopt;
+    }
     if (Out == Src.buffer())
         return std::nullopt;
     return Out;
