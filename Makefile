@@ -11,13 +11,13 @@ build:
 	./scripts/bootstrap
 
 format:
-	.venv/bin/ruff format locktune testsuite scripts/*.py scripts/enable-deb-src setup.py
-	.venv/bin/ruff check --fix locktune testsuite scripts/*.py scripts/enable-deb-src setup.py
+	.venv/bin/ruff format locktune testsuite cocci/*.py scripts/*.py scripts/enable-deb-src setup.py
+	.venv/bin/ruff check --fix locktune testsuite cocci/*.py scripts/*.py scripts/enable-deb-src setup.py
 	git ls-files '*.c' '*.h' '*.cpp' | grep -v -e '^testsuite/cocci/' -e '^testsuite/rewrite/' -e '^testsuite/refactor/cases/' | xargs clang-format -i
 
 lint:
-	.venv/bin/ruff format --check locktune testsuite scripts/*.py scripts/enable-deb-src setup.py
-	.venv/bin/ruff check locktune testsuite scripts/*.py scripts/enable-deb-src setup.py
+	.venv/bin/ruff format --check locktune testsuite cocci/*.py scripts/*.py scripts/enable-deb-src setup.py
+	.venv/bin/ruff check locktune testsuite cocci/*.py scripts/*.py scripts/enable-deb-src setup.py
 	git ls-files '*.c' '*.h' '*.cpp' | grep -v -e '^testsuite/cocci/' -e '^testsuite/rewrite/' -e '^testsuite/refactor/cases/' | xargs clang-format --dry-run --Werror
 
 clean:

@@ -68,7 +68,7 @@ setup(
     packages=find_packages(include=["locktune", "locktune.*"]),
     package_data={"locktune": ["templates/*"]},
     python_requires=">=3.11",
-    install_requires=["click>=8.1"],
+    install_requires=["click>=8.1", "pyelftools>=0.29"],
     extras_require={
         "test": ["pytest>=7", "ruff>=0.4"],
     },

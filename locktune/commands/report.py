@@ -2,9 +2,33 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import click
 
-from locktune.errors import NotImplementedYet
+from locktune.errors import LocktuneError
+from locktune.profiler import analyze, render
+from locktune.profiler import recommend as rec
+
+
+def load_profile(path: str) -> dict:
+    try:
+        text = Path(path).read_text()
+    except OSError as e:
+        raise LocktuneError(f"{path}: {e.strerror}") from e
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise LocktuneError(f"{path}:{e.lineno}: not JSON: {e.msg}") from e
+    if not isinstance(doc, dict) or doc.get("schema") != analyze.SCHEMA:
+        raise LocktuneError(
+            f"{path}: not a locktune profile (schema is not {analyze.SCHEMA}); "
+            "write one with `locktune profile`"
+        )
+    if not isinstance(doc.get("locks"), list):
+        raise LocktuneError(f"{path}: a profile without a `locks` list")
+    return doc
 
 
 @click.command("report")
@@ -19,6 +43,25 @@ from locktune.errors import NotImplementedYet
     metavar="FILE",
     help="Also write a self-contained HTML page with charts.",
 )
-def command(profile: str, top: int | None, as_json: bool, html: str | None) -> None:
-    """Rank the lock sites of PROFILE by the share of thread time in their critical sections."""
-    raise NotImplementedYet("locktune report", 5)
+@click.option(
+    "--thresholds",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="Thresholds from `locktune calibrate` (default: $LOCKTUNE_THRESHOLDS, then "
+    "~/.config/locktune/thresholds.json, then the documented defaults).",
+)
+def command(
+    profile: str, top: int | None, as_json: bool, html: str | None, thresholds: str | None
+) -> None:
+    """Rank the lock sites of PROFILE by the share of thread time in their critical sections
+    (acquire + hold + release), with contention, waits, cache misses per section (or a
+    labelled software estimate without hardware counters), instances, and a recommended
+    algorithm per site with its reason."""
+    doc = load_profile(profile)
+    limits = rec.load(thresholds)
+    if html:
+        Path(html).write_text(render.html(doc, limits, top, profile))
+    if as_json:
+        click.echo(json.dumps(render.as_json(doc, limits, top, profile), indent=1))
+    else:
+        click.echo(render.text(doc, limits, top), nl=False)

@@ -2,52 +2,141 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import click
 
-from locktune.errors import NotImplementedYet
+from locktune import ui
+from locktune.errors import LocktuneError, UsageProblem
+
+
+def _wrapper(_ctx, _param, values: tuple[str, ...]) -> dict[str, str]:
+    from locktune.rewrite.wrappers import ROLES
+
+    out = {}
+    for v in values:
+        name, _, spec = v.partition("=")
+        role, _, expr = spec.partition(":")
+        if not name.isidentifier() or role not in ROLES or (spec.count(":") and not expr):
+            raise click.BadParameter(
+                f"{v!r}: expected NAME=lock, NAME=unlock or NAME=trylock, optionally followed "
+                "by :EXPR, the lock it takes with $1, $2... for its arguments"
+            )
+        out[name] = spec
+    return out
 
 
 @click.command("rewrite")
 @click.option(
     "--out",
     "out_dir",
-    type=click.Path(file_okay=False),
+    type=click.Path(file_okay=False, path_type=Path),
     metavar="DIR",
-    help="Write the rewritten tree here (default: a copy next to the input).",
+    help="Write a rewritten copy of the source tree here "
+    "(default: SOURCE_ROOT-locktune next to it).",
 )
-@click.option("--in-place", is_flag=True, help="Rewrite the input files themselves.")
+@click.option(
+    "--in-place",
+    is_flag=True,
+    help="Rewrite the files themselves; needs a git tree without uncommitted changes.",
+)
+@click.option(
+    "--allow-dirty",
+    is_flag=True,
+    help="With --in-place: rewrite even without git or with uncommitted changes.",
+)
 @click.option(
     "--profile",
-    type=click.Path(exists=True, dir_okay=False),
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
     metavar="PROFILE",
-    help="Profile whose figures and recommendations go into locktune_config.h.",
+    help="profile.json whose figures and recommended algorithms go into locktune_config.h.",
 )
 @click.option(
     "--compile-commands",
-    type=click.Path(exists=True, dir_okay=False),
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
     metavar="FILE",
-    help="compile_commands.json giving each file's real compile flags.",
+    help="compile_commands.json giving each file's real compile flags (CMake, bear -- make).",
 )
 @click.option(
     "--source-root",
-    type=click.Path(file_okay=False),
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
     metavar="DIR",
-    help="Root that site paths are relative to (default: the common parent).",
+    help="Root that site paths are relative to (default: the common parent of the inputs).",
 )
 @click.option(
     "--report",
     "report_file",
-    type=click.Path(dir_okay=False),
+    type=click.Path(dir_okay=False, path_type=Path),
     metavar="FILE",
-    help="Write the rewrite report (JSON, schema locktune-rewrite/1).",
+    help="Write the rewrite report here (JSON, schema locktune-rewrite/1).",
 )
 @click.option(
     "--cflags",
     default="",
     metavar='"..."',
-    help="Compile flags when there is no compile_commands.json.",
+    help="Compile flags for every file when there is no compile_commands.json.",
 )
-@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
-def command(**_options) -> None:
-    """Rewrite FILE_OR_DIR...: each critical section becomes a function run by lt_execute."""
-    raise NotImplementedYet("locktune rewrite", 6)
+@click.option(
+    "--lock-wrapper",
+    "lock_wrappers",
+    multiple=True,
+    callback=_wrapper,
+    metavar="NAME=ROLE",
+    help="A project function or macro that locks (ROLE lock), unlocks or trylocks a lock, "
+    "e.g. item_lock=lock, or item_lock=lock:&item_locks[$1 & mask] to say which lock it takes "
+    "from its arguments.  Repeatable.  Common macro shapes are recognised without it.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report on stdout as JSON.")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+def command(
+    out_dir, in_place, allow_dirty, profile, compile_commands, source_root, report_file,
+    cflags, lock_wrappers, as_json, paths,
+) -> None:  # fmt: skip
+    """Rewrite the C files and headers in FILE_OR_DIR... for liblocktune.
+
+    \b
+    Each critical section becomes a function run by lt_execute (Clang, locktune-extract);
+    pthread mutex and condition-variable types, initialisers and calls move to the lt_ API
+    (Coccinelle); locktune_config.h gets one entry per lock site, where you choose the
+    algorithm.  The input tree is never modified unless --in-place is given; a file that
+    does not parse is reported (file:line) and left as it was, and the exit status is 1.
+    Running the command again on its output changes nothing.
+
+    \b
+    Example:
+      bear -- make
+      locktune rewrite --compile-commands compile_commands.json --profile profile.json src/
+      make -C src-locktune CFLAGS="$(locktune flags --cflags)" LDLIBS="$(locktune flags --libs)"
+    """
+    from locktune.rewrite import engine
+    from locktune.rewrite.report import summary_text
+
+    if out_dir is not None and in_place:
+        raise UsageProblem("--out and --in-place exclude each other")
+    if allow_dirty and not in_place:
+        raise UsageProblem("--allow-dirty only makes sense with --in-place")
+    opts = engine.Options(
+        paths=list(paths),
+        out=out_dir,
+        in_place=in_place,
+        allow_dirty=allow_dirty,
+        profile=profile,
+        compile_commands=compile_commands,
+        source_root=source_root,
+        cflags=cflags,
+        lock_wrappers=lock_wrappers,
+    )
+    try:
+        result = engine.run(opts, progress=ui.progress)
+    finally:
+        ui.progress_done()
+    if report_file is not None:
+        report_file.write_text(json.dumps(result.report, indent=2) + "\n")
+    if as_json:
+        click.echo(json.dumps(result.report, indent=2))
+    else:
+        click.echo(summary_text(result.report, str(report_file) if report_file else None))
+    if result.errors:
+        more = f" (and {len(result.errors) - 1} more file(s))" if len(result.errors) > 1 else ""
+        raise LocktuneError(f"{result.errors[0]}: file left unchanged{more}")

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -122,6 +123,7 @@ int lt_pmu_probe(const char *event, int walk, struct lt_pmu_probe *p)
     free(fstr);
     p->type = attr.type;
     p->config = attr.config;
+    p->config1 = attr.config1;
 
     attr.size = sizeof attr;
     attr.disabled = 1;
@@ -159,4 +161,95 @@ int lt_pmu_probe(const char *event, int walk, struct lt_pmu_probe *p)
     free((void *)buf);
     close(fd);
     return 0;
+}
+
+int lt_pmu_thread_open(const struct lt_pmu_probe *p, struct lt_pmu_thread *t, char *why,
+                       unsigned long why_len)
+{
+    t->fd = -1;
+    t->page = NULL;
+    struct perf_event_attr attr;
+    memset(&attr, 0, sizeof attr);
+    attr.size = sizeof attr;
+    attr.type = p->type;
+    attr.config = p->config;
+    attr.config1 = p->config1;
+    attr.exclude_kernel = 1;
+    attr.exclude_hv = 1;
+    int fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0) {
+        snprintf(why, why_len, "perf_event_open(%s) failed with %s: %s", p->event,
+                 strerrorname_np(errno) ? strerrorname_np(errno) : "?", errno_reason(errno));
+        return -1;
+    }
+    long pagesize = sysconf(_SC_PAGESIZE);
+    void *page = mmap(NULL, (size_t)pagesize, PROT_READ, MAP_SHARED, fd, 0);
+    if (page == MAP_FAILED) {
+        snprintf(why, why_len, "mmap of the %s counter page failed: %s", p->event,
+                 strerrorname_np(errno) ? strerrorname_np(errno) : "?");
+        close(fd);
+        return -1;
+    }
+    struct perf_event_mmap_page *pc = page;
+    if (!pc->cap_usr_rdpmc || pc->index == 0) {
+        snprintf(why, why_len,
+                 "the %s counter opens, but the kernel does not let user space read it with "
+                 "RDPMC (see /sys/bus/event_source/devices/cpu/rdpmc); reading it through "
+                 "read() would cost about a microsecond per critical section",
+                 p->event);
+        munmap(page, (size_t)pagesize);
+        close(fd);
+        return -1;
+    }
+    t->fd = fd;
+    t->page = pc;
+    return 0;
+}
+
+void lt_pmu_thread_close(struct lt_pmu_thread *t)
+{
+    if (t->fd < 0)
+        return;
+    munmap(t->page, (size_t)sysconf(_SC_PAGESIZE));
+    close(t->fd);
+    t->fd = -1;
+    t->page = NULL;
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+static inline uint64_t rdpmc(uint32_t counter)
+{
+    uint32_t lo, hi;
+    __asm__ volatile("rdpmc" : "=a"(lo), "=d"(hi) : "c"(counter));
+    return (uint64_t)hi << 32 | lo;
+}
+#endif
+
+uint64_t lt_pmu_thread_read(const struct lt_pmu_thread *t)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    /* The kernel's protocol (include/uapi/linux/perf_event.h): retry while `lock` (a
+     * sequence count) changes; the compiler barriers keep the reads inside the window. */
+    volatile struct perf_event_mmap_page *pc = t->page;
+    uint32_t seq, idx;
+    uint64_t count;
+    do {
+        seq = pc->lock;
+        __asm__ volatile("" ::: "memory");
+        idx = pc->index;
+        count = (uint64_t)pc->offset;
+        if (pc->cap_usr_rdpmc && idx) {
+            unsigned width = pc->pmc_width;
+            int64_t pmc = (int64_t)rdpmc(idx - 1);
+            pmc <<= 64 - width; /* sign-extend the counter's width */
+            pmc >>= 64 - width;
+            count += (uint64_t)pmc;
+        }
+        __asm__ volatile("" ::: "memory");
+    } while (pc->lock != seq);
+    return count;
+#else
+    (void)t;
+    return 0;
+#endif
 }

@@ -15,8 +15,8 @@ struct lt_pmu_probe {
     char event[128];    /* event name that was tried (libpfm4 syntax) */
     char pfm_pmu[64];   /* libpfm4's name of the core PMU it detected, or "" */
     char encoding[256]; /* libpfm4's fully qualified encoding, or "" */
-    uint32_t type;      /* perf_event_attr.type / .config from libpfm4 */
-    uint64_t config;
+    uint32_t type;      /* perf_event_attr.type / .config / .config1 from libpfm4 */
+    uint64_t config, config1;
     int pfm_error;         /* libpfm4 error code (0 = success) */
     int open_errno;        /* errno of perf_event_open (0 = success) */
     uint64_t sample_count; /* events counted over a small memory walk, when available */
@@ -32,5 +32,25 @@ int lt_pmu_probe(const char *event, int walk, struct lt_pmu_probe *p);
 
 /* libpfm4 version as "major.minor" of the API the library reports. */
 const char *lt_pmu_libpfm_version(void);
+
+/*
+ * Per-thread counting for the profiler: one counter per thread, opened on the thread
+ * itself, read in user space with RDPMC through the perf mmap page (a read() costs about a
+ * microsecond: far too much per critical section).  lt_pmu_thread_open() fails with a
+ * reason when the kernel does not let user space read the counter.
+ */
+struct perf_event_mmap_page;
+struct lt_pmu_thread {
+    int fd; /* -1: not counting */
+    struct perf_event_mmap_page *page;
+};
+
+/* Open the probed event `p` for the calling thread.  Returns 0, or -1 with `why` filled. */
+int lt_pmu_thread_open(const struct lt_pmu_probe *p, struct lt_pmu_thread *t, char *why,
+                       unsigned long why_len);
+void lt_pmu_thread_close(struct lt_pmu_thread *t);
+
+/* The counter's current value (seqlock-protected read of the mmap page plus RDPMC). */
+uint64_t lt_pmu_thread_read(const struct lt_pmu_thread *t);
 
 #endif

@@ -1,90 +1,196 @@
 /*
- * liblocktune-prof.so - the preloaded profiler (first cut: whole-process counts).
+ * prof.c - liblocktune-prof.so's life cycle: process initialisation, thread exit, fork,
+ * and the end stamp at exit.  The wrappers are in interpose.c.
  *
- * Interposes pthread_mutex_lock/trylock/unlock, counts acquisitions and contended
- * acquisitions, probes the PMU once, and writes a small JSON document at exit to the file
- * named by LOCKTUNE_PROFILE_OUT.  The per-site profiler replaces this file.
+ * Environment (set by `locktune profile`):
+ *   LOCKTUNE_PROF_DIR    directory for the raw file; unset: record nothing, pass through
+ *   LOCKTUNE_PMU_EVENT   "off", a libpfm4 event name, or empty for the CPU's default
+ *   LOCKTUNE_PROF_CLOCK  "mono" forces CLOCK_MONOTONIC instead of the TSC
+ *   LOCKTUNE_PROF_SAMPLE time 1 in N uncontended critical sections (default 16; 1 times
+ *                        every one; layout.h, "Timing")
+ *
+ * Initialisation states:  0 (not started) -> 1 (running, in `init_thread`) -> 2 (done).
+ * The first wrapper call or the constructor, whichever comes first, runs it; a lock call
+ * made from inside it (by dlsym, libpfm4, backtrace) passes straight through.
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
+#include "prof.h"
+
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
-#include "pmu.h"
+#include "clock.h"
+#include "locktab.h"
+#include "real.h"
+#include "region.h"
+#include "sites.h"
+#include "spin.h"
 
-typedef int (*mutex_fn)(pthread_mutex_t *);
-static mutex_fn real_lock, real_trylock, real_unlock;
-static unsigned long n_lock, n_contended, n_try, n_try_busy;
-static struct lt_pmu_probe pmu;
+#define LT_DEFAULT_SAMPLE 16
 
-static void resolve(void)
+int lt_clock_kind = LT_CLOCK_MONO;
+int lt_recording;
+int lt_pmu_counting;
+struct lt_pmu_probe lt_pmu_event;
+
+static int init_state;
+static pid_t init_thread;
+static pthread_key_t exit_key;
+static int exit_key_ok;
+extern int lt_site_lock_for_fork(int how);
+
+static void on_thread_exit(void *arg)
 {
-    real_lock = (mutex_fn)dlsym(RTLD_NEXT, "pthread_mutex_lock");
-    real_trylock = (mutex_fn)dlsym(RTLD_NEXT, "pthread_mutex_trylock");
-    real_unlock = (mutex_fn)dlsym(RTLD_NEXT, "pthread_mutex_unlock");
-}
-static pthread_once_t once = PTHREAD_ONCE_INIT; /* pthread_once is not interposed */
-#define INIT()                                                                                     \
-    do {                                                                                           \
-        if (__builtin_expect(!real_unlock, 0))                                                     \
-            pthread_once(&once, resolve);                                                          \
-    } while (0)
-
-__attribute__((visibility("default"))) int pthread_mutex_lock(pthread_mutex_t *m)
-{
-    INIT();
-    __atomic_fetch_add(&n_lock, 1, __ATOMIC_RELAXED);
-    if (real_trylock(m) == 0)
-        return 0;
-    __atomic_fetch_add(&n_contended, 1, __ATOMIC_RELAXED);
-    return real_lock(m);
+    (void)arg;
+    lt_thread_retire(&lt_tls);
 }
 
-__attribute__((visibility("default"))) int pthread_mutex_trylock(pthread_mutex_t *m)
+void lt_thread_key_set(struct lt_tls *t)
 {
-    INIT();
-    __atomic_fetch_add(&n_try, 1, __ATOMIC_RELAXED);
-    int r = real_trylock(m);
-    if (r == EBUSY)
-        __atomic_fetch_add(&n_try_busy, 1, __ATOMIC_RELAXED);
-    return r;
+    if (exit_key_ok)
+        pthread_setspecific(exit_key, t);
 }
 
-__attribute__((visibility("default"))) int pthread_mutex_unlock(pthread_mutex_t *m)
+/* fork(): no profiler lock may be held across it, and the child gets a file of its own.
+ * The locks are only tried (fork() is async-signal-safe: a handler may fork while this very
+ * thread holds one); the child, alone with its copy, frees them whatever happened. */
+static __thread int fork_held_sites, fork_held_alloc; /* per forking thread */
+
+static void before_fork(void)
 {
-    INIT();
-    return real_unlock(m);
+    fork_held_sites = lt_site_lock_for_fork(1);
+    fork_held_alloc = lt_spin_trylock(&lt_alloc_lock, 1000);
 }
 
-__attribute__((constructor)) static void prof_start(void)
+static void after_fork_parent(void)
 {
-    INIT();
+    if (fork_held_alloc)
+        lt_spin_unlock(&lt_alloc_lock);
+    if (fork_held_sites)
+        lt_site_lock_for_fork(0);
+}
+
+static void after_fork_child(void)
+{
+    lt_alloc_lock = 0; /* no other thread exists to hold them */
+    lt_site_lock_for_fork(-1);
+    lt_thread_forget(&lt_tls);
+    if (lt_region_fork_child() != 0)
+        lt_recording = 0;
+    /* The forking thread re-registers (in the new file) at its next lock call. */
+}
+
+static void setup_pmu(void)
+{
+    struct lt_raw_header *h = lt_hdr();
     const char *ev = getenv("LOCKTUNE_PMU_EVENT");
-    lt_pmu_probe(ev && *ev ? ev : NULL, 0, &pmu);
+    if (ev && strcmp(ev, "off") == 0) {
+        snprintf(h->pmu_reason, sizeof h->pmu_reason, "disabled (--pmu off)");
+        return;
+    }
+    lt_pmu_probe(ev && *ev ? ev : NULL, 0, &lt_pmu_event);
+    snprintf(h->pmu_event, sizeof h->pmu_event, "%s", lt_pmu_event.event);
+    h->pmu_available = (uint64_t)lt_pmu_event.available;
+    h->pmu_open_errno = (uint64_t)lt_pmu_event.open_errno;
+    h->pmu_pfm_error = (uint64_t)(int64_t)lt_pmu_event.pfm_error;
+    h->pmu_type = lt_pmu_event.type;
+    h->pmu_config = lt_pmu_event.config;
+    if (!lt_pmu_event.available) {
+        snprintf(h->pmu_reason, sizeof h->pmu_reason, "%s", lt_pmu_event.reason);
+        return;
+    }
+    /* The event opens; per-critical-section counting also needs RDPMC from user space. */
+    struct lt_pmu_thread t;
+    if (lt_pmu_thread_open(&lt_pmu_event, &t, h->pmu_reason, sizeof h->pmu_reason) != 0)
+        return;
+    lt_pmu_thread_close(&t);
+    lt_pmu_counting = 1;
+    h->flags |= LT_RAW_PMU_COUNTING;
 }
 
-__attribute__((destructor)) static void prof_stop(void)
+static void init_process(void)
 {
-    const char *path = getenv("LOCKTUNE_PROFILE_OUT");
-    if (!path || !*path)
+    if (lt_real_resolve() != 0)
+        return; /* cannot even pass through: nothing sensible to do */
+    const char *dir = getenv("LOCKTUNE_PROF_DIR");
+    if (!dir || !*dir)
         return;
-    char buf[1024];
-    /* No stdio streams at exit: they may already be torn down; format into a buffer. */
-    int len = snprintf(buf, sizeof buf,
-                       "{\"schema\": \"locktune-prof-counts/0\", \"acquisitions\": %lu, "
-                       "\"contended\": %lu, \"trylocks\": %lu, \"trylock_failures\": %lu, "
-                       "\"pmu\": {\"available\": %s, \"event\": \"%s\"}}\n",
-                       n_lock, n_contended, n_try, n_try_busy, pmu.available ? "true" : "false",
-                       pmu.event);
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
+    const char *clock = getenv("LOCKTUNE_PROF_CLOCK");
+    lt_clock_kind =
+        lt_tsc_invariant() && !(clock && strcmp(clock, "mono") == 0) ? LT_CLOCK_TSC : LT_CLOCK_MONO;
+    const char *sample = getenv("LOCKTUNE_PROF_SAMPLE");
+    long period = sample && *sample ? strtol(sample, NULL, 10) : LT_DEFAULT_SAMPLE;
+    lt_sample_period = period >= 1 && period <= 1000000 ? (uint32_t)period : LT_DEFAULT_SAMPLE;
+    if (lt_region_open(dir) != 0)
         return;
-    if (write(fd, buf, (size_t)len) != len)
-        (void)unlink(path);
-    close(fd);
+    lt_hdr()->clock = (uint64_t)lt_clock_kind;
+    lt_hdr()->sample_period = lt_sample_period;
+    lt_sites_setup();
+    exit_key_ok = pthread_key_create(&exit_key, on_thread_exit) == 0;
+    pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+    setup_pmu();
+    lt_recording = 1;
+}
+
+int lt_global_done(void)
+{
+    return __atomic_load_n(&init_state, __ATOMIC_ACQUIRE) == 2;
+}
+
+int lt_global_init(void)
+{
+    int s = __atomic_load_n(&init_state, __ATOMIC_ACQUIRE);
+    if (s == 2)
+        return 1;
+    pid_t me = (pid_t)syscall(SYS_gettid);
+    int expected = 0;
+    if (__atomic_compare_exchange_n(&init_state, &expected, 1, 0, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE)) {
+        init_thread = me;
+        int saved = lt_busy_enter();
+        init_process();
+        lt_busy_exit(saved);
+        /* release: everything init_process() set is visible to whoever sees 2 */
+        __atomic_store_n(&init_state, 2, __ATOMIC_RELEASE);
+        return 1;
+    }
+    if (init_thread == me)
+        return 0;
+    while (__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) != 2)
+        sched_yield();
+    return 1;
+}
+
+__attribute__((constructor)) static void lt_prof_start(void)
+{
+    lt_enter(); /* initialise the process and register the main thread */
+}
+
+__attribute__((destructor)) static void lt_prof_stop(void)
+{
+    if (!lt_recording || !lt_base)
+        return;
+    struct lt_raw_header *h = lt_hdr();
+    h->end_ticks = lt_now();
+    h->end_mono_ns = lt_mono_ns();
+    /* The threads still alive: their time on and off a CPU so far (layout.h, "Timing"). */
+    int saved = lt_busy_enter();
+    /* Only try: exit() may come from a signal handler that interrupted this very thread
+     * while it held the lock. */
+    if (lt_spin_trylock(&lt_alloc_lock, 1000)) {
+        for (uint64_t o = h->records; o; o = ((struct lt_raw_record *)lt_at(o))->next) {
+            struct lt_raw_record *r = lt_at(o);
+            if (r->serial && r->tid)
+                lt_sched_read(r, r->tid);
+        }
+        lt_spin_unlock(&lt_alloc_lock);
+    }
+    lt_busy_exit(saved);
+    __atomic_fetch_or(&h->flags, LT_RAW_FINISHED, __ATOMIC_RELEASE);
 }

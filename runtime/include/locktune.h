@@ -29,44 +29,69 @@ extern "C" {
 #define LT_SITE_UNKNOWN 0
 
 /*
- * lt_mutex_t: fixed-size and statically initialisable.  Algorithm state lives inline in
- * `u` (most algorithms need one or two words) or, for the few that need more, behind a
- * pointer the runtime allocates on first use.  The fields are the runtime's: programs must
- * only use the functions and macros below.
+ * lt_mutex_t: 64 bytes on x86-64 (one cache line's worth; 8-byte aligned so that it embeds
+ * compactly), statically initialisable.  The first 24 bytes are the runtime's bookkeeping; the
+ * algorithm's own state lives inline in `_u` (every algorithm of this library fits in 40 bytes:
+ * docs/runtime.md lists each one's size).  All-zero memory is a valid unlocked default-type
+ * lock of site 0, like glibc's.  The fields are the runtime's: programs use only the
+ * functions and macros below.
  */
 struct lt_mutex {
     const void *_ops; /* algorithm bound to this lock (NULL until first use) */
     int32_t _site;    /* site id from LT_MUTEX_INITIALIZER / lt_mutex_init */
-    uint32_t _flags;  /* mutex type (normal/recursive/errorcheck) and runtime bits */
-    int32_t _owner;   /* owner's kernel tid for recursive/error-checking types, else 0 */
-    uint32_t _count;  /* recursion depth */
+    uint32_t _flags;  /* mutex type (normal/recursive/errorcheck), process-shared fallback */
+    int32_t _owner;   /* kernel tid of the holder, 0 when free */
+    uint32_t _count;  /* recursion depth (recursive type) */
     union {
-        pthread_mutex_t _posix; /* the `posix` algorithm keeps glibc's mutex inline */
-        uint64_t _words[6];     /* every other algorithm: its words, or a pointer */
+        pthread_mutex_t _posix; /* `posix` (and process-shared/robust locks): glibc's, inline */
+        uint64_t _words[5];     /* every other algorithm's state */
     } _u;
 };
 typedef struct lt_mutex lt_mutex_t;
 
+/*
+ * lt_cond_t: 56 bytes.  A FIFO of waiting threads (their wait nodes live on their stacks)
+ * behind a small futex lock; process-shared condition variables keep glibc's inline.
+ */
 struct lt_cond {
-    uint32_t _seq;     /* futex word: bumped by every signal/broadcast */
-    uint32_t _waiters; /* threads blocked in lt_cond_wait */
-    uint64_t _pad[2];
+    uint32_t _flags; /* clock (realtime/monotonic), process-shared fallback */
+    uint32_t _lock;  /* futex word guarding the waiter list */
+    union {
+        struct {
+            void *_head, *_tail; /* waiters */
+            void *_mutex;        /* the mutex they wait with */
+        } _q;
+        pthread_cond_t _posix;
+    } _u;
 };
 typedef struct lt_cond lt_cond_t;
 
+/* Mutex types in _flags (private: use pthread_mutexattr_settype or the initialisers below). */
+#define LT_MUTEX_F_RECURSIVE_  1u
+#define LT_MUTEX_F_ERRORCHECK_ 2u
+
 /* Static initialisers.  `site` is the id locktune_config.h gives the lock's site. */
-#define LT_MUTEX_INITIALIZER(site)                                                                 \
+#define LT_MUTEX_INITIALIZER_TYPED_(site, flags)                                                   \
     {                                                                                              \
-        0, (site), 0, 0, 0,                                                                        \
+        0, (site), (flags), 0, 0,                                                                  \
         {                                                                                          \
             PTHREAD_MUTEX_INITIALIZER                                                              \
         }                                                                                          \
     }
+#define LT_MUTEX_INITIALIZER(site) LT_MUTEX_INITIALIZER_TYPED_(site, 0)
+/* The counterparts of glibc's PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP and
+ * PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP. */
+#define LT_RECURSIVE_MUTEX_INITIALIZER_NP(site)                                                    \
+    LT_MUTEX_INITIALIZER_TYPED_(site, LT_MUTEX_F_RECURSIVE_)
+#define LT_ERRORCHECK_MUTEX_INITIALIZER_NP(site)                                                   \
+    LT_MUTEX_INITIALIZER_TYPED_(site, LT_MUTEX_F_ERRORCHECK_)
 #define LT_COND_INITIALIZER                                                                        \
     {                                                                                              \
         0, 0,                                                                                      \
         {                                                                                          \
-            0, 0                                                                                   \
+            {                                                                                      \
+                0, 0, 0                                                                            \
+            }                                                                                      \
         }                                                                                          \
     }
 

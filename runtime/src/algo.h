@@ -1,36 +1,119 @@
 /*
  * algo.h - the operations table every lock algorithm fills, and the registry that maps an
  * algorithm's name to its table.  One algorithm per file under runtime/src/algo/.
+ *
+ * What the runtime (mutex.c) does around every algorithm, so that no algorithm repeats it:
+ * binding a lock to its site's algorithm, mutex types (recursive, error-checking), the owner
+ * field, misuse reports, statistics of acquisitions/trylock failures/timeouts, process-shared
+ * and robust attributes (plain glibc mutexes), and the "lock, call, unlock" form of lt_execute.
+ * An algorithm sees only lock/trylock/timedlock/unlock on its own state in m->_u.
  */
 #ifndef LT_ALGO_H
 #define LT_ALGO_H
 
+#include <errno.h>
+
 #include "locktune.h"
+#include "stats.h"
+#include "thread.h"
+#include "wait.h"
+
+/* m->_flags: the type bits of locktune.h, and NATIVE: a process-shared, robust or priority-
+ * protocol lock kept as a plain glibc mutex in m->_u._posix (its _ops is not used: the lock may
+ * live in memory shared with a process where the runtime is mapped elsewhere). */
+#define LT_MUTEX_F_TYPE_MASK_ 3u
+#define LT_MUTEX_F_NATIVE_    4u
 
 enum lt_caps {
-    LT_CAP_DELEGATES = 1u << 0,     /* lt_execute runs the section on another thread */
+    LT_CAP_DELEGATES = 1u << 0,     /* lt_execute may run the section on another thread */
     LT_CAP_SUPPORTS_COND = 1u << 1, /* lt_cond_wait may be called inside its sections */
-    LT_CAP_BLOCKING = 1u << 2,      /* waiters eventually park in the kernel */
+    LT_CAP_BLOCKING = 1u << 2,      /* waiters eventually sleep in the kernel */
+    LT_CAP_FIFO = 1u << 3,          /* strict FIFO hand-off (bounded bypass) */
+    LT_CAP_OVERSUB_SAFE = 1u << 4,  /* holds up with more runnable threads than CPUs */
 };
 
 struct lt_algo {
     const char *name;
     unsigned caps;
-    /* m->_u is zeroed before init; init may allocate. */
+    unsigned counts;  /* LT_STAT_BIT()s of the algorithm-maintained counters it keeps */
+    unsigned size;    /* bytes of m->_u it uses (docs/runtime.md) */
+    const char *wait; /* its waiting policy, for people */
+    /* m->_u is all zero before init (a statically initialised lock is never passed to init
+     * before its first use; the all-zero state must therefore be a valid unlocked lock).
+     * init may allocate; it runs exactly once per lock life, before any other operation. */
     int (*init)(lt_mutex_t *m);
+    /* 0, or EBUSY when the algorithm can tell that threads still wait for the lock. */
     int (*destroy)(lt_mutex_t *m);
-    int (*lock)(lt_mutex_t *m);
+    int (*lock)(lt_mutex_t *m);                                      /* 0 */
     int (*trylock)(lt_mutex_t *m);                                   /* 0 or EBUSY */
-    int (*timedlock)(lt_mutex_t *m, const struct timespec *abstime); /* 0 or ETIMEDOUT */
-    int (*unlock)(lt_mutex_t *m);
-    /* Optional: NULL means "lock, call, unlock". */
-    void *(*execute)(lt_mutex_t *m, lt_cs_fn fn, void *ctx);
+    int (*timedlock)(lt_mutex_t *m, const struct timespec *abstime); /* 0, ETIMEDOUT, EINVAL */
+    int (*unlock)(lt_mutex_t *m);                                    /* 0 */
+    /* Optional: run fn(ctx) under m by the algorithm's own means (delegation, combining).  NULL
+     * means "lock, call, unlock" on the calling thread.  flags are lt_execute_ex's hints: an
+     * implementation must run fn on the calling thread under LT_EXEC_ON_CALLER, and must not
+     * block a combiner or server in a section that may wait (LT_EXEC_MAY_WAIT). */
+    void *(*execute)(lt_mutex_t *m, lt_cs_fn fn, void *ctx, unsigned flags);
+    /* Optional: lt_execute_trylock by the algorithm's own means.  NULL means "trylock, call,
+     * unlock" on the calling thread. */
+    int (*execute_trylock)(lt_mutex_t *m, lt_cs_fn fn, void *ctx, void **result);
+    /* Optional: lt_cond_timedwait for sections this algorithm runs (e.g. on a server).  NULL
+     * means the generic condition variable (cond.c): release m, sleep, re-acquire m. */
+    int (*cond_wait)(lt_cond_t *c, lt_mutex_t *m, const struct timespec *abstime);
 };
 
 /* Registry (registry.c). */
 const struct lt_algo *lt_algo_find(const char *name);
-const struct lt_algo *lt_algo_default(void);
+const char *lt_algo_names(void); /* "posix, spin, ..." for error messages */
+extern const struct lt_algo *const lt_algos[];
+extern const unsigned lt_nalgos;
 
-extern const struct lt_algo lt_algo_posix;
+extern const struct lt_algo lt_algo_posix, lt_algo_spin, lt_algo_ticket, lt_algo_twa, lt_algo_mcs,
+    lt_algo_clh, lt_algo_mcstp, lt_algo_mcscr, lt_algo_shfl, lt_algo_shfl_block;
+
+/* Helpers for algorithms (mutex.c). */
+
+/* timedlock by polling trylock: spin for the spin budget, then sleep between attempts with
+ * exponential back-off (1 us .. 1 ms).  For the algorithms whose queue cannot be left once
+ * joined (ticket, MCS, ...): a timed waiter never joins it. */
+int lt_timedlock_poll(lt_mutex_t *m, int (*trylock)(lt_mutex_t *), const struct timespec *abstime);
+/* EINVAL unless 0 <= tv_nsec < 1e9. */
+int lt_abstime_check(const struct timespec *abstime);
+
+void lt_misuse_relock(lt_mutex_t *m);
+
+/* Every algorithm calls this once when an acquisition has to wait: the statistics, and the
+ * one misuse that always waits - a thread locking a default-type lock it already holds, which
+ * is reported here (it then deadlocks, as POSIX says), at no cost to the uncontended path. */
+static inline void lt_contended(lt_mutex_t *m)
+{
+    lt_stat(m->_site, LT_STAT_CONTENDED);
+    /* relaxed: our own tid can only be there if we stored it. */
+    if (__builtin_expect(__atomic_load_n(&m->_owner, __ATOMIC_RELAXED) == lt_self(), 0))
+        lt_misuse_relock(m);
+}
+
+/* Every algorithm ends each successful acquisition (lock, trylock, timedlock) with this:
+ * the holder's tid in the owner field (misuse detection, mutex types) and the statistics.
+ * relaxed: other threads read the owner field only to detect misuse. */
+int lt_acquired_slow(lt_mutex_t *m);
+static inline int lt_acquired(lt_mutex_t *m)
+{
+    int32_t tid = lt_thread_self.tid;
+    if (__builtin_expect(tid == 0 || lt_stats_on, 0))
+        return lt_acquired_slow(m); /* a tail call: the fast path needs no stack frame */
+    __atomic_store_n(&m->_owner, tid, __ATOMIC_RELAXED);
+    return 0;
+}
+
+/* The statistics site of a lock. */
+static inline int lt_site(const lt_mutex_t *m)
+{
+    return m->_site;
+}
+
+/* The algorithm's state: m->_u viewed as type T. */
+#define LT_STATE(m, T) ((T *)(void *)&(m)->_u)
+#define LT_STATE_FITS(T)                                                                           \
+    _Static_assert(sizeof(T) <= sizeof(((lt_mutex_t *)0)->_u), #T " must fit in lt_mutex_t")
 
 #endif

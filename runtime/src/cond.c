@@ -1,79 +1,250 @@
 /*
  * cond.c - condition variables that work with every lock algorithm.
  *
- * A sequence-counter futex: a waiter samples _seq, releases the mutex, and sleeps while _seq
- * is unchanged; signal bumps _seq and wakes one sleeper, broadcast bumps it and wakes all.
- * A signal sent between the unlock and the futex wait changes _seq, so the wait returns at
- * once: no lost wake-up.  Spurious wake-ups are allowed by POSIX.
+ * A FIFO of waiters, each with a wait node on its own stack, behind a small futex lock
+ * (lll.h).  A waiter sleeps on its own node's word, so a wake-up is aimed at one thread:
+ *
+ *   signal     dequeues the eldest waiter and wakes it alone.
+ *   broadcast  detaches the whole list and wakes only its first waiter; each woken waiter,
+ *              once it holds the mutex again, wakes the next one.  The waiters return one
+ *              after another instead of stampeding onto the mutex - what FUTEX_CMP_REQUEUE
+ *              does for glibc's futex mutexes, done here for any lock algorithm.
+ *
+ * Wait morphing: a waiter woken while the waker still holds the mutex can only run into the
+ * held mutex - and, woken onto the waker's own CPU, it preempts the very thread it waits for.
+ * So a wake-up issued by the mutex's holder (signal and broadcast called under the mutex,
+ * which POSIX recommends, and every link of a broadcast chain) is deferred: the node goes on
+ * the holder's thread-local list and is woken right after the holder releases that mutex
+ * (lt_mutex_unlock, or the release inside its next lt_cond_wait).
+ *
+ * A node's word, and who moves it:
+ *
+ *   WAITING --signal (after dequeueing it)------------------> WOKEN        (return)
+ *      |    --broadcast (after detaching the list)---------> WOKEN_CHAIN  (re-lock, then
+ *      |                                                                   wake node->next)
+ *      +--timeout: under the list lock, still listed? unlink, ETIMEDOUT.  Not listed: a waker
+ *         owns the node; wait (without timeout) for its word to change.
+ *
+ * A waker touches the condition variable only under the list lock, and the node only after
+ * releasing it: once a waiter has been woken, nothing in the condition variable is touched on
+ * its behalf, so it may destroy it.  A deferred node stays alive meanwhile: its waiter is not
+ * listed any more, so it waits for its word whatever its timeout.  Timed waits use the clock set by
+ * pthread_condattr_setclock (CLOCK_REALTIME by default).  Process-shared condition variables are
+ * glibc's, kept inline.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <string.h>
 
+#include "algo.h"
+#include "diag.h"
 #include "futex.h"
-#include "locktune.h"
+#include "lll.h"
+#include "mutex.h"
+#include "thread.h"
 
-int lt_cond_init(lt_cond_t *c, const pthread_condattr_t *attr)
+enum { W_WAITING = 0, W_WOKEN = 1, W_WOKEN_CHAIN = 2 };
+
+#define COND_F_MONOTONIC 1u
+#define COND_F_NATIVE    2u
+
+struct cond_node {
+    struct cond_node *next;  /* list link; after a broadcast, the next waiter to wake */
+    uint32_t word;           /* W_* (atomic) */
+    uint32_t how;            /* deferred: the W_* to store; owned by the deferring thread */
+    struct cond_node *dnext; /* deferred list link; owned by the deferring thread */
+};
+
+#define HEAD(c)  ((struct cond_node **)&(c)->_u._q._head)
+#define TAIL(c)  ((struct cond_node **)&(c)->_u._q._tail)
+#define MUTEX(c) ((lt_mutex_t **)&(c)->_u._q._mutex)
+
+LT_API int lt_cond_init(lt_cond_t *c, const pthread_condattr_t *attr)
 {
-    (void)attr;
     memset(c, 0, sizeof *c);
-    return 0;
-}
-
-int lt_cond_destroy(lt_cond_t *c)
-{
-    /* acquire: see every waiter's decrement before declaring the condvar idle. */
-    if (__atomic_load_n(&c->_waiters, __ATOMIC_ACQUIRE) != 0)
-        return EBUSY;
-    return 0;
-}
-
-int lt_cond_timedwait(lt_cond_t *c, lt_mutex_t *m, const struct timespec *abstime)
-{
-    /* relaxed is enough for the sample: the mutex we still hold orders it against signalers
-     * that change the predicate under the same mutex. */
-    uint32_t seq = __atomic_load_n(&c->_seq, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&c->_waiters, 1, __ATOMIC_SEQ_CST);
-    int r = lt_mutex_unlock(m);
-    if (r != 0) {
-        __atomic_fetch_sub(&c->_waiters, 1, __ATOMIC_RELEASE);
-        return r;
+    if (attr) {
+        int pshared = PTHREAD_PROCESS_PRIVATE;
+        clockid_t clock = CLOCK_REALTIME;
+        pthread_condattr_getpshared(attr, &pshared);
+        pthread_condattr_getclock(attr, &clock);
+        if (pshared == PTHREAD_PROCESS_SHARED) {
+            c->_flags = COND_F_NATIVE;
+            return pthread_cond_init(&c->_u._posix, attr);
+        }
+        if (clock == CLOCK_MONOTONIC)
+            c->_flags = COND_F_MONOTONIC;
+        else if (clock != CLOCK_REALTIME)
+            return EINVAL;
     }
+    return 0;
+}
+
+LT_API int lt_cond_destroy(lt_cond_t *c)
+{
+    if (c->_flags & COND_F_NATIVE)
+        return pthread_cond_destroy(&c->_u._posix);
+    lt_lll_lock(&c->_lock);
+    int busy = *HEAD(c) != NULL;
+    lt_lll_unlock(&c->_lock);
+    return busy ? EBUSY : 0;
+}
+
+/* Under the list lock: remove n if it is still listed. */
+static int unlink_node(lt_cond_t *c, struct cond_node *n)
+{
+    struct cond_node **pp = HEAD(c), *prev = NULL;
+    while (*pp && *pp != n) {
+        prev = *pp;
+        pp = &(*pp)->next;
+    }
+    if (!*pp)
+        return 0;
+    /* The list head is read without the lock by signal/broadcast's empty check: atomic. */
+    __atomic_store_n(pp, n->next, __ATOMIC_RELAXED);
+    if (*TAIL(c) == n)
+        *TAIL(c) = prev;
+    return 1;
+}
+
+static void wake_node(struct cond_node *n, uint32_t how)
+{
+    /* release: the woken waiter sees the list edits and, for a chain, its next link. */
+    __atomic_store_n(&n->word, how, __ATOMIC_RELEASE);
+    lt_futex_wake(&n->word, 1); /* n may be gone by now: a stray wake is harmless */
+}
+
+void lt_cond_flush_deferred(void)
+{
+    struct lt_thread *t = &lt_thread_self;
+    struct cond_node *n = t->deferred;
+    t->deferred = NULL;
+    t->deferred_mutex = NULL;
+    while (n) {
+        struct cond_node *next = n->dnext; /* read before the wake: n may vanish after */
+        wake_node(n, n->how);
+        n = next;
+    }
+}
+
+/* Wake n now, or - when the caller holds m - once it releases m. */
+static void wake_or_defer(struct cond_node *n, uint32_t how, lt_mutex_t *m)
+{
+    struct lt_thread *t = &lt_thread_self;
+    if (!m || !lt_mutex_held(m)) {
+        wake_node(n, how);
+        return;
+    }
+    if (t->deferred && t->deferred_mutex != m)
+        lt_cond_flush_deferred(); /* one mutex at a time: the older ones go now */
+    n->how = how;
+    n->dnext = t->deferred;
+    t->deferred = n;
+    t->deferred_mutex = m;
+}
+
+int lt_cond_wait_generic(lt_cond_t *c, lt_mutex_t *m, const struct timespec *abstime)
+{
+    if (abstime && lt_abstime_check(abstime))
+        return EINVAL;
+    int r = lt_mutex_cond_check(m);
+    if (r != 0)
+        return r;
+    struct cond_node n = {NULL, W_WAITING, 0, NULL};
+    lt_lll_lock(&c->_lock);
+    if (*TAIL(c))
+        (*TAIL(c))->next = &n;
+    else
+        __atomic_store_n(HEAD(c), &n, __ATOMIC_RELAXED);
+    *TAIL(c) = &n;
+    *MUTEX(c) = m; /* POSIX: every concurrent waiter uses the same mutex */
+    lt_lll_unlock(&c->_lock);
+
+    uint32_t depth;
+    lt_mutex_cond_release(m, &depth); /* cannot fail: lt_mutex_cond_check passed */
+    lt_stat(m->_site, LT_STAT_COND_WAITS);
+    clockid_t clock = (c->_flags & COND_F_MONOTONIC) ? CLOCK_MONOTONIC : CLOCK_REALTIME;
     int ret = 0;
-    for (;;) {
-        long w = lt_futex_wait(&c->_seq, seq, abstime);
-        if (w == 0 || errno == EAGAIN)
-            break;
-        if (errno == ETIMEDOUT) {
+    const struct timespec *deadline = abstime;
+    uint32_t w;
+    /* acquire: pairs with wake_node's release store. */
+    while ((w = __atomic_load_n(&n.word, __ATOMIC_ACQUIRE)) == W_WAITING) {
+        if (lt_futex_wait(&n.word, W_WAITING, deadline, clock) != ETIMEDOUT)
+            continue;
+        lt_lll_lock(&c->_lock);
+        int listed = unlink_node(c, &n);
+        lt_lll_unlock(&c->_lock);
+        if (listed) {
             ret = ETIMEDOUT;
             break;
         }
-        if (errno != EINTR)
-            break;
-        if (__atomic_load_n(&c->_seq, __ATOMIC_ACQUIRE) != seq)
-            break;
+        deadline = NULL; /* a waker owns the node: its word changes soon */
     }
-    __atomic_fetch_sub(&c->_waiters, 1, __ATOMIC_RELEASE);
-    lt_mutex_lock(m);
+    lt_mutex_cond_reacquire(m, depth);
+    if (ret == 0 && w == W_WOKEN_CHAIN && n.next)
+        wake_or_defer(n.next, W_WOKEN_CHAIN, m); /* we hold m: woken when we release it */
     return ret;
 }
 
-int lt_cond_wait(lt_cond_t *c, lt_mutex_t *m)
+LT_API int lt_cond_timedwait(lt_cond_t *c, lt_mutex_t *m, const struct timespec *abstime)
+{
+    if (c->_flags & COND_F_NATIVE) {
+        if (!(m->_flags & LT_MUTEX_F_NATIVE_)) {
+            lt_misuse(m, LT_MISUSE_COND_NATIVE);
+            return EINVAL;
+        }
+        lt_stat(m->_site, LT_STAT_COND_WAITS);
+        return abstime ? pthread_cond_timedwait(&c->_u._posix, &m->_u._posix, abstime)
+                       : pthread_cond_wait(&c->_u._posix, &m->_u._posix);
+    }
+    if (!(m->_flags & LT_MUTEX_F_NATIVE_)) {
+        const struct lt_algo *a =
+            __atomic_load_n((const struct lt_algo *const *)&m->_ops, __ATOMIC_ACQUIRE);
+        if ((uintptr_t)a > 2 && a->cond_wait)
+            return a->cond_wait(c, m, abstime);
+    }
+    return lt_cond_wait_generic(c, m, abstime);
+}
+
+LT_API int lt_cond_wait(lt_cond_t *c, lt_mutex_t *m)
 {
     return lt_cond_timedwait(c, m, NULL);
 }
 
-int lt_cond_signal(lt_cond_t *c)
+LT_API int lt_cond_signal(lt_cond_t *c)
 {
-    __atomic_fetch_add(&c->_seq, 1, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&c->_waiters, __ATOMIC_SEQ_CST))
-        lt_futex_wake(&c->_seq, 1);
+    if (c->_flags & COND_F_NATIVE)
+        return pthread_cond_signal(&c->_u._posix);
+    /* relaxed: a waiter enqueues before releasing the mutex, so a signaller that holds the
+     * mutex sees it; one that does not hold it has no guarantee under POSIX either. */
+    if (!__atomic_load_n(HEAD(c), __ATOMIC_RELAXED))
+        return 0;
+    lt_lll_lock(&c->_lock);
+    struct cond_node *n = *HEAD(c);
+    lt_mutex_t *m = *MUTEX(c);
+    if (n) {
+        __atomic_store_n(HEAD(c), n->next, __ATOMIC_RELAXED);
+        if (!n->next)
+            *TAIL(c) = NULL;
+    }
+    lt_lll_unlock(&c->_lock);
+    if (n)
+        wake_or_defer(n, W_WOKEN, m);
     return 0;
 }
 
-int lt_cond_broadcast(lt_cond_t *c)
+LT_API int lt_cond_broadcast(lt_cond_t *c)
 {
-    __atomic_fetch_add(&c->_seq, 1, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&c->_waiters, __ATOMIC_SEQ_CST))
-        lt_futex_wake(&c->_seq, INT32_MAX);
+    if (c->_flags & COND_F_NATIVE)
+        return pthread_cond_broadcast(&c->_u._posix);
+    if (!__atomic_load_n(HEAD(c), __ATOMIC_RELAXED))
+        return 0;
+    lt_lll_lock(&c->_lock);
+    struct cond_node *first = *HEAD(c);
+    lt_mutex_t *m = *MUTEX(c);
+    __atomic_store_n(HEAD(c), NULL, __ATOMIC_RELAXED);
+    *TAIL(c) = NULL;
+    lt_lll_unlock(&c->_lock);
+    if (first)
+        wake_or_defer(first, W_WOKEN_CHAIN, m);
     return 0;
 }

@@ -1,14 +1,28 @@
 /*
- * config.c - per-site configuration: tables registered by locktune_config.h.
+ * config.c - per-site configuration: tables registered by locktune_config.h, and the
+ * environment (LOCKTUNE_ALGO, LOCKTUNE_STATS, LOCKTUNE_SPIN_NS) read once at start-up.
  *
- * Registration happens from constructors, before main() and before any other thread
- * exists, so the table list needs no lock; lookups after that are read-only.
+ * Tables are registered from constructors, before main() and normally before any lock is
+ * used; lookups afterwards are read-only.  The environment is read by the runtime's own
+ * constructor (so a bad value stops the program at start-up) or by the first lock operation,
+ * whichever comes first.  Site ids named by LOCKTUNE_ALGO are checked against the registered
+ * tables when the first lock is bound, when every table of the program is normally registered.
  */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "algo.h"
 #include "config.h"
+#include "stats.h"
+#include "wait.h"
 
 #define MAX_TABLES 256
 
@@ -16,15 +30,81 @@ static const struct lt_site_config *tables[MAX_TABLES];
 static unsigned table_sizes[MAX_TABLES];
 static unsigned ntables;
 
+/* LOCKTUNE_ALGO, parsed. */
+struct algo_override {
+    int id;
+    const struct lt_algo *algo;
+};
+static const struct lt_algo *env_default;
+static struct algo_override *env_sites;
+static unsigned env_nsites;
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static pthread_once_t check_once = PTHREAD_ONCE_INIT;
+
+static __attribute__((noreturn, format(printf, 1, 2))) void fatal(const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        n = 0;
+    if (n > (int)sizeof line - 2)
+        n = (int)sizeof line - 2;
+    line[n] = '\n';
+    char out[sizeof line + 32];
+    int len = snprintf(out, sizeof out, "locktune: error: %.*s", n + 1, line);
+    /* One write: the line is not interleaved with another thread's output. */
+    ssize_t w = write(2, out, (size_t)(len < (int)sizeof out ? len : (int)sizeof out - 1));
+    (void)w;
+    exit(2);
+}
+
+/* ---- tables ---- */
+
+static const struct lt_site_config *find_site(int id)
+{
+    for (unsigned t = 0; t < ntables; t++)
+        for (unsigned i = 0; i < table_sizes[t]; i++)
+            if (tables[t][i].id == id)
+                return &tables[t][i];
+    return NULL;
+}
+
+static int same_entry(const struct lt_site_config *a, const struct lt_site_config *b)
+{
+    return a->id == b->id && a->line == b->line && a->server == b->server &&
+           strcmp(a->file ? a->file : "", b->file ? b->file : "") == 0 &&
+           strcmp(a->algorithm ? a->algorithm : "", b->algorithm ? b->algorithm : "") == 0;
+}
+
 LT_API void lt_config_register(const struct lt_site_config *sites, unsigned count)
 {
     for (unsigned i = 0; i < ntables; i++)
-        if (table_sizes[i] == count && memcmp(tables[i], sites, count * sizeof *sites) == 0)
-            return; /* the same header included by another translation unit */
-    if (ntables == MAX_TABLES) {
-        fprintf(stderr, "locktune: more than %d locktune_config.h tables registered\n", MAX_TABLES);
-        abort();
+        if (tables[i] == sites ||
+            (table_sizes[i] == count && memcmp(tables[i], sites, count * sizeof *sites) == 0))
+            return; /* the same header, included by another translation unit */
+    for (unsigned i = 0; i < count; i++) {
+        const struct lt_site_config *s = &sites[i];
+        const char *file = s->file ? s->file : "?";
+        if (s->id <= 0)
+            fatal("locktune_config.h: entry %s:%d has site id %d; ids start at 1", file, s->line,
+                  s->id);
+        if (!s->algorithm || !lt_algo_find(s->algorithm))
+            fatal("locktune_config.h: site %d (%s:%d): unknown algorithm '%s' (known: %s)", s->id,
+                  file, s->line, s->algorithm ? s->algorithm : "(null)", lt_algo_names());
+        const struct lt_site_config *prev = find_site(s->id);
+        for (unsigned j = 0; !prev && j < i; j++)
+            if (sites[j].id == s->id)
+                prev = &sites[j];
+        if (prev && !same_entry(prev, s))
+            fatal("locktune_config.h: site id %d is given twice (%s:%d and %s:%d)", s->id,
+                  prev->file ? prev->file : "?", prev->line, file, s->line);
     }
+    if (ntables == MAX_TABLES)
+        fatal("more than %d locktune_config.h tables registered", MAX_TABLES);
     tables[ntables] = sites;
     table_sizes[ntables] = count;
     ntables++;
@@ -32,11 +112,153 @@ LT_API void lt_config_register(const struct lt_site_config *sites, unsigned coun
 
 const struct lt_site_config *lt_config_site(int id)
 {
-    if (id <= 0)
-        return NULL;
+    return id > 0 ? find_site(id) : NULL;
+}
+
+void lt_config_foreach(void (*fn)(const struct lt_site_config *, void *), void *arg)
+{
     for (unsigned t = 0; t < ntables; t++)
         for (unsigned i = 0; i < table_sizes[t]; i++)
-            if (tables[t][i].id == id)
-                return &tables[t][i];
-    return NULL;
+            if (find_site(tables[t][i].id) == &tables[t][i]) /* first entry of each id */
+                fn(&tables[t][i], arg);
+}
+
+const char *lt_site_describe(int id, char *buf, unsigned len)
+{
+    const struct lt_site_config *s = lt_config_site(id);
+    if (s)
+        snprintf(buf, len, "site %d (%s:%d %s)", id, s->file ? s->file : "?", s->line,
+                 s->name ? s->name : "");
+    else if (id == LT_SITE_UNKNOWN)
+        snprintf(buf, len, "site 0 (no site)");
+    else
+        snprintf(buf, len, "site %d (not in locktune_config.h)", id);
+    return buf;
+}
+
+const struct lt_algo *lt_site_algo(int id)
+{
+    for (unsigned i = 0; i < env_nsites; i++)
+        if (env_sites[i].id == id)
+            return env_sites[i].algo;
+    if (env_default)
+        return env_default;
+    const struct lt_site_config *s = lt_config_site(id);
+    const struct lt_algo *a = s ? lt_algo_find(s->algorithm) : NULL;
+    return a ? a : &lt_algo_posix;
+}
+
+/* ---- environment ---- */
+
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    char *e = s + strlen(s);
+    while (e > s && isspace((unsigned char)e[-1]))
+        *--e = '\0';
+    return s;
+}
+
+static void parse_algo(const char *value)
+{
+    char *copy = strdup(value);
+    if (!copy)
+        fatal("LOCKTUNE_ALGO: out of memory");
+    unsigned n = 1;
+    for (const char *p = value; *p; p++)
+        n += *p == ',';
+    env_sites = calloc(n, sizeof *env_sites);
+    if (!env_sites)
+        fatal("LOCKTUNE_ALGO: out of memory");
+    char *save = NULL;
+    for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(item, '=');
+        if (!eq)
+            fatal("LOCKTUNE_ALGO='%s': '%s' is not KEY=ALGORITHM (e.g. default=mcs,12=shfl-block)",
+                  value, trim(item));
+        *eq = '\0';
+        char *key = trim(item), *name = trim(eq + 1);
+        const struct lt_algo *a = lt_algo_find(name);
+        if (!a)
+            fatal("LOCKTUNE_ALGO='%s': unknown algorithm '%s' (known: %s)", value, name,
+                  lt_algo_names());
+        if (strcmp(key, "default") == 0) {
+            env_default = a;
+            continue;
+        }
+        char *end;
+        errno = 0;
+        long id = strtol(key, &end, 10);
+        if (*key == '\0' || *end != '\0' || errno || id <= 0 || id > INT_MAX)
+            fatal("LOCKTUNE_ALGO='%s': '%s' is neither 'default' nor a site id (a number >= 1)",
+                  value, key);
+        unsigned i = 0;
+        while (i < env_nsites && env_sites[i].id != (int)id)
+            i++;
+        env_sites[i].id = (int)id;
+        env_sites[i].algo = a;
+        if (i == env_nsites)
+            env_nsites++;
+    }
+    free(copy);
+}
+
+static void parse_spin(const char *value)
+{
+    char *end;
+    errno = 0;
+    unsigned long long ns = strtoull(value, &end, 10);
+    if (*value == '\0' || *end != '\0' || errno || ns == 0 || ns > 100000000ull || *value == '-')
+        fatal("LOCKTUNE_SPIN_NS='%s': expected a spin budget in nanoseconds, 1 to 100000000",
+              value);
+    lt_wait_set_budget(ns, "LOCKTUNE_SPIN_NS");
+}
+
+static void parse_stats(const char *value)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", value);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+    if (access(dir, W_OK | X_OK) != 0)
+        fatal("LOCKTUNE_STATS='%s': directory %s is not writable (%s)", value, dir,
+              strerror(errno));
+    lt_stats_enable(value);
+}
+
+static void init_env(void)
+{
+    const char *v;
+    if ((v = getenv("LOCKTUNE_ALGO")) && *v)
+        parse_algo(v);
+    if ((v = getenv("LOCKTUNE_SPIN_NS")) && *v)
+        parse_spin(v);
+    if ((v = getenv("LOCKTUNE_STATS")) && *v) /* empty: unset, as for the others */
+        parse_stats(v);
+}
+
+static void check_sites(void)
+{
+    if (ntables == 0)
+        return; /* no header: any site id may be meant, none can be checked */
+    for (unsigned i = 0; i < env_nsites; i++)
+        if (!find_site(env_sites[i].id))
+            fatal("LOCKTUNE_ALGO: site %d is not in the program's locktune_config.h",
+                  env_sites[i].id);
+}
+
+void lt_runtime_init(void)
+{
+    pthread_once(&init_once, init_env);
+}
+
+void lt_runtime_check_sites(void)
+{
+    pthread_once(&check_once, check_sites);
 }

@@ -1,12 +1,30 @@
 /*
- * config.h - the runtime's view of per-site configuration (see config.c).
+ * config.h - per-site configuration: the tables locktune_config.h registers, and the
+ * environment read at start-up (docs/config.md).
  */
 #ifndef LT_CONFIG_H
 #define LT_CONFIG_H
 
 #include "locktune.h"
 
+struct lt_algo;
+
+/* Read and check the environment (LOCKTUNE_ALGO, LOCKTUNE_STATS, LOCKTUNE_SPIN_NS) once.  A bad
+ * value prints one line naming the variable and exits with status 2. */
+void lt_runtime_init(void);
+/* Check LOCKTUNE_ALGO's site ids against the registered tables (once; at the first binding). */
+void lt_runtime_check_sites(void);
+
 /* The configured entry of site `id`, or NULL when no locktune_config.h describes it. */
 const struct lt_site_config *lt_config_site(int id);
+/* Call fn on every registered site (each id once). */
+void lt_config_foreach(void (*fn)(const struct lt_site_config *, void *), void *arg);
+
+/* The algorithm the locks of site `id` run: LOCKTUNE_ALGO's ID=, else its default=, else the
+ * header's entry, else posix. */
+const struct lt_algo *lt_site_algo(int id);
+
+/* "site 12 (items.c:118 lru_locks)" or "site 0 (no site)" into buf. */
+const char *lt_site_describe(int id, char *buf, unsigned len);
 
 #endif

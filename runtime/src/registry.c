@@ -1,23 +1,40 @@
 /*
  * registry.c - algorithm name -> operations table.
  */
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "algo.h"
 
-static const struct lt_algo *const algos[] = {
-    &lt_algo_posix,
+const struct lt_algo *const lt_algos[] = {
+    &lt_algo_posix, &lt_algo_spin,  &lt_algo_ticket, &lt_algo_twa,  &lt_algo_mcs,
+    &lt_algo_clh,   &lt_algo_mcstp, &lt_algo_mcscr,  &lt_algo_shfl, &lt_algo_shfl_block,
 };
+const unsigned lt_nalgos = sizeof lt_algos / sizeof lt_algos[0];
 
 const struct lt_algo *lt_algo_find(const char *name)
 {
-    for (size_t i = 0; i < sizeof algos / sizeof algos[0]; i++)
-        if (strcmp(algos[i]->name, name) == 0)
-            return algos[i];
+    for (unsigned i = 0; i < lt_nalgos; i++)
+        if (strcmp(lt_algos[i]->name, name) == 0)
+            return lt_algos[i];
     return NULL;
 }
 
-const struct lt_algo *lt_algo_default(void)
+static char names[512];
+static pthread_once_t names_once = PTHREAD_ONCE_INIT;
+
+static void make_names(void)
 {
-    return &lt_algo_posix;
+    size_t n = 0;
+    for (unsigned i = 0; i < lt_nalgos && n < sizeof names; i++)
+        n +=
+            (size_t)snprintf(names + n, sizeof names - n, "%s%s", i ? ", " : "", lt_algos[i]->name);
+}
+
+const char *lt_algo_names(void)
+{
+    pthread_once(&names_once, make_names);
+    return names;
 }

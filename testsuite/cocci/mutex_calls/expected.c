@@ -26,3 +26,13 @@ int poke(struct table *t, pthread_mutex_t *locks, int i)
     lt_mutex_destroy(&locks[i]);
     return grow(t, 0);
 }
+
+/* a lock function taken as a value */
+static int (*lock_fn)(pthread_mutex_t *) = lt_mutex_lock;
+static int (*unlock_fn)(pthread_mutex_t *) = &lt_mutex_unlock;
+
+void with(pthread_mutex_t *m)
+{
+    lock_fn(m);
+    unlock_fn(m);
+}

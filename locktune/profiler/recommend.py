@@ -1,0 +1,178 @@
+"""Thresholds and the per-site recommendation rules (docs/profiler.md, "Recommendations").
+
+The thresholds come from `locktune calibrate` (the RCL paper's method: the lock benchmark
+run under the profiler on this machine, digest-rcl.md §5.4) or, until it has run, from the
+documented defaults below.  Where they are looked for, first match wins:
+
+    --thresholds FILE,  $LOCKTUNE_THRESHOLDS,  $XDG_CONFIG_HOME/locktune/thresholds.json
+    (~/.config/locktune/thresholds.json),  the defaults
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from locktune.errors import LocktuneError
+
+SCHEMA = "locktune-thresholds/1"
+
+# Registry names the runtime knows (DESIGN.md, "Algorithms"): a recommendation is one of them.
+ALGORITHMS = (
+    "posix spin ticket twa mcs clh mcstp mcscr shfl shfl-block fc ccsynch dsmsynch oyama rcl"
+).split()
+
+DEFAULTS = {
+    # % of thread time in a site's critical sections (acquire + hold + release).  The RCL
+    # paper's x86 figures with every hardware thread busy: POSIX collapses above 15%, RCL
+    # beats every other lock above 60% (digest-rcl.md §5.4, Fig. 7).
+    "lower_cs_percent": 15.0,
+    "upper_cs_percent": 60.0,
+    # Below this contention (share of acquisitions that waited, or of the critical-section
+    # time spent waiting, whichever is larger) a hot lock is held, not fought over.
+    "min_contention_percent": 5.0,
+    # Poor locality: hardware misses per critical section (paper §5.4.4: below ~5, RCL rarely
+    # reduces misses), or, without counters, the software estimate of the extra hold time a
+    # section pays when the lock arrives from another thread (about two cross-core cache-line
+    # transfers on a machine with ~150 ns one-way latency).
+    "misses_poor": 5.0,
+    "locality_poor_ns": 300.0,
+    # RCL dedicates a core to its server: not worth it below this many usable CPUs.
+    "rcl_min_cpus": 4,
+    # Contention above which oversubscribed waiters are culled (Malthusian lock) rather than
+    # merely parked (blocking ShflLock).
+    "cull_contention_percent": 50.0,
+}
+
+
+def config_path() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "locktune" / "thresholds.json"
+
+
+def load(path: str | None = None) -> dict:
+    """{"values": {...}, "source": "defaults" | path, "calibration": {...} | None}."""
+    candidates = []
+    if path:
+        candidates.append((Path(path), True))
+    elif os.environ.get("LOCKTUNE_THRESHOLDS"):
+        candidates.append((Path(os.environ["LOCKTUNE_THRESHOLDS"]), True))
+    else:
+        candidates.append((config_path(), False))
+    for p, required in candidates:
+        if not p.exists():
+            if required:
+                raise LocktuneError(f"{p}: no such thresholds file")
+            continue
+        try:
+            doc = json.loads(p.read_text())
+        except (OSError, json.JSONDecodeError) as e:
+            raise LocktuneError(f"{p}: not a thresholds file: {e}") from e
+        if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+            raise LocktuneError(f"{p}: not a thresholds file (schema is not {SCHEMA})")
+        values = dict(DEFAULTS)
+        for k, v in (doc.get("thresholds") or {}).items():
+            if k in DEFAULTS and (v is None or isinstance(v, int | float)):
+                values[k] = v
+        return {"values": values, "source": str(p), "calibration": doc.get("calibration")}
+    return {"values": dict(DEFAULTS), "source": "defaults", "calibration": None}
+
+
+def _pct(v: float) -> str:
+    return f"{v:.1f}%"
+
+
+def recommend(site: dict, machine: dict, t: dict) -> dict:
+    """The algorithm for one site of a profile, with the reason, from its figures.
+
+    `machine`: {"usable_cpus": int, "max_threads": int}; `t`: threshold values."""
+    cs = site.get("cs_percent") or 0.0
+    # Contention: the share of acquisitions that waited, or of the section time spent waiting,
+    # whichever is larger (a few long waits behind a preempted holder are contention too).
+    contention = max(site.get("contention_percent") or 0.0, site.get("wait_percent") or 0.0)
+    cpus = machine.get("usable_cpus") or 1
+    # Threads that compete for this lock: those that used it, at most those alive at once.
+    threads = min(site.get("threads") or 1, machine.get("max_threads") or 1)
+    attrs = set(site.get("attributes") or [])
+
+    def out(algorithm: str, reason: str) -> dict:
+        assert algorithm in ALGORITHMS, algorithm
+        return {"algorithm": algorithm, "reason": reason}
+
+    if site.get("kind") == "rwlock":
+        return out("posix", "reader-writer lock: locktune's runtime replaces mutexes; keep it")
+    if site.get("kind") == "spinlock":
+        return out("posix", "pthread spinlock: locktune's runtime replaces mutexes; keep it")
+    if attrs & {"process-shared", "robust"}:
+        which = " and ".join(sorted(attrs & {"process-shared", "robust"}))
+        return out("posix", f"{which} mutex: only the POSIX mutex works across processes")
+    if cs < t["lower_cs_percent"]:
+        return out(
+            "posix",
+            f"cold: {_pct(cs)} of thread time in its critical sections "
+            f"(below {_pct(t['lower_cs_percent'])})",
+        )
+    if contention < t["min_contention_percent"]:
+        return out(
+            "posix",
+            f"{_pct(cs)} of thread time but little contention ({_pct(contention)}): the time "
+            "is spent holding it, and a faster lock would not shorten that",
+        )
+
+    misses = site.get("misses_per_cs")
+    est = (site.get("locality_estimate") or {}).get("extra_ns_per_cs")
+    if misses is not None:
+        poor = misses >= t["misses_poor"]
+        locality = f"{misses:.1f} misses per section"
+    elif est is not None:
+        poor = est >= t["locality_poor_ns"]
+        locality = f"about {est:.0f} ns more per section when the lock comes from another thread (estimate)"
+    else:
+        poor, locality = False, "locality unknown"
+    upper = t["upper_cs_percent"]
+    very_hot = upper is not None and cs >= upper
+    rcl_ok = cpus >= t["rcl_min_cpus"]
+    cond = (site.get("cond_waits") or 0) > 0
+
+    if threads > cpus:
+        if contention >= t["cull_contention_percent"]:
+            return out(
+                "mcscr",
+                f"{threads} threads on {cpus} CPUs and contention {_pct(contention)}: a "
+                "Malthusian lock parks the surplus waiters and hands off within a small "
+                "active set",
+            )
+        return out(
+            "shfl-block",
+            f"{threads} threads on {cpus} CPUs: waiters must sleep, not spin; a blocking "
+            f"ShflLock ({_pct(cs)} of thread time, contention {_pct(contention)})",
+        )
+    if very_hot or poor:
+        why = (
+            f"hot: {_pct(cs)} of thread time (above {_pct(upper)})"
+            if very_hot
+            else f"{_pct(cs)} of thread time with poor locality ({locality})"
+        )
+        if rcl_ok:
+            note = ""
+            if (site.get("trylock_failures") or 0) > 0:
+                note = "; note: under RCL a trylock that succeeds may still wait"
+            return out("rcl", f"{why}: Remote Core Locking keeps the data on a server core{note}")
+        if not cond:
+            return out(
+                "ccsynch",
+                f"{why}: combining (CC-Synch) keeps the data in one cache; RCL would take one "
+                f"of only {cpus} CPUs",
+            )
+        return out(
+            "shfl",
+            f"{why}, but it is used with condition variables, which combining locks do not "
+            f"serve, and RCL would take one of only {cpus} CPUs: ShflLock",
+        )
+    return out(
+        "shfl",
+        f"contended ({_pct(cs)} of thread time, contention {_pct(contention)}) with "
+        f"{'good' if est is not None or misses is not None else 'unmeasured'} locality: "
+        "ShflLock (queue lock with a fast path)",
+    )

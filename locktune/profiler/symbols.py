@@ -1,0 +1,322 @@
+"""Addresses to source: code addresses through ``addr2line -i`` (inline chains included, so a
+lock initialised inside an inlined function at -O2 lands on the right line), static variables
+through the DWARF information (pyelftools), symbol+offset from the ELF symbol table when a
+module has no debug information.
+
+One :class:`Module` per ELF file; everything is computed lazily and cached.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from functools import cached_property
+
+from elftools.common.exceptions import ELFError
+from elftools.elf.elffile import ELFFile
+
+from locktune.errors import LocktuneError
+
+_DW_OP_ADDR = 0x03
+_ADDR_LINE = re.compile(r"^0x[0-9a-fA-F]+$")
+
+
+@dataclass(frozen=True)
+class Location:
+    """One logical frame: a function and the file:line in it (None when unknown)."""
+
+    function: str | None
+    file: str | None
+    line: int | None
+
+
+@dataclass(frozen=True)
+class Variable:
+    name: str
+    file: str | None
+    line: int | None
+    start: int
+    is_array: bool
+    type_offset: int | None  # DIE offset of its type, for member names
+
+
+class Module:
+    """An ELF file the profiled process had mapped."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.exists = os.path.isfile(path)
+
+    # ------------------------------------------------------------------ ELF basics
+    def _open(self):
+        return open(self.path, "rb")
+
+    @cached_property
+    def _symbols(self) -> dict[str, tuple[list[int], list[tuple[int, int, str]]]]:
+        """Sorted (start, size, name) per kind ('func', 'object') from .symtab / .dynsym."""
+        out: dict[str, list[tuple[int, int, str]]] = {"func": [], "object": []}
+        if not self.exists:
+            return {k: ([], []) for k in out}
+        try:
+            with self._open() as f:
+                elf = ELFFile(f)
+                for secname in (".symtab", ".dynsym"):
+                    sec = elf.get_section_by_name(secname)
+                    if sec is None:
+                        continue
+                    for sym in sec.iter_symbols():
+                        kind = {"STT_FUNC": "func", "STT_OBJECT": "object"}.get(
+                            sym["st_info"]["type"]
+                        )
+                        if kind and sym["st_value"] and sym.name:
+                            out[kind].append((sym["st_value"], sym["st_size"], sym.name))
+                    if out["func"] or out["object"]:
+                        break
+        except (OSError, ELFError):
+            pass
+        result = {}
+        for kind, syms in out.items():
+            syms.sort()
+            result[kind] = ([s[0] for s in syms], syms)
+        return result
+
+    def symbol_at(self, vaddr: int, kind: str = "func") -> tuple[str, int] | None:
+        """(name, offset) of the symbol holding vaddr."""
+        starts, syms = self._symbols[kind]
+        i = bisect.bisect_right(starts, vaddr) - 1
+        if i < 0:
+            return None
+        start, size, name = syms[i]
+        if size and vaddr >= start + size:
+            return None
+        return name, vaddr - start
+
+    @cached_property
+    def has_debug_info(self) -> bool:
+        if not self.exists:
+            return False
+        try:
+            with self._open() as f:
+                return ELFFile(f).get_section_by_name(".debug_info") is not None
+        except (OSError, ELFError):
+            return False
+
+    # ------------------------------------------------------------------ code
+    def code(self, vaddrs: list[int]) -> dict[int, list[Location]]:
+        """Inline chain (innermost first) of every address, through one addr2line run."""
+        result: dict[int, list[Location]] = {}
+        wanted = sorted(set(vaddrs))
+        if not wanted:
+            return result
+        if self.exists and self.has_debug_info:
+            result.update(_addr2line(self.path, wanted))
+        for a in wanted:
+            chain = result.get(a)
+            if not chain or chain[0].file is None:
+                sym = self.symbol_at(a)
+                fn = f"{sym[0]}+{sym[1]:#x}" if sym else None
+                result[a] = [Location(fn, None, None)]
+        return result
+
+    # ------------------------------------------------------------------ data
+    @cached_property
+    def _variables(self) -> tuple[list[int], list[Variable]]:
+        vs: dict[int, Variable] = {}
+        if self.exists and self.has_debug_info:
+            try:
+                with self._open() as f:
+                    vs = _dwarf_variables(ELFFile(f))
+            except (OSError, ELFError, ValueError, KeyError, IndexError):
+                vs = {}
+        ordered = sorted(vs.values(), key=lambda v: v.start)
+        return [v.start for v in ordered], ordered
+
+    def variable_at(self, vaddr: int) -> tuple[Variable | None, str | None]:
+        """The static variable holding vaddr (from its symbol), and a detail such as
+        ``[]`` for an array or ``.member`` for a struct member; (None, name) without DWARF."""
+        sym = self.symbol_at(vaddr, "object")
+        if sym is None:
+            return None, None
+        name, offset = sym
+        start = vaddr - offset
+        starts, vs = self._variables
+        i = bisect.bisect_left(starts, start)
+        var = vs[i] if i < len(vs) and starts[i] == start else None
+        if var is None:
+            return None, name
+        detail = "[]" if var.is_array else self._member(var, offset)
+        return var, detail
+
+    def _member(self, var: Variable, offset: int) -> str | None:
+        if var.type_offset is None or offset == 0:
+            return None
+        try:
+            with self._open() as f:
+                dwarf = ELFFile(f).get_dwarf_info()
+                die = dwarf.get_DIE_from_refaddr(var.type_offset)
+                path = []
+                while die is not None and offset >= 0:
+                    die = _strip_type(die)
+                    if die is None or die.tag not in ("DW_TAG_structure_type", "DW_TAG_union_type"):
+                        break
+                    found = None
+                    for m in die.iter_children():
+                        loc = m.attributes.get("DW_AT_data_member_location")
+                        if (
+                            m.tag != "DW_TAG_member"
+                            or loc is None
+                            or not isinstance(loc.value, int)
+                        ):
+                            continue
+                        if loc.value <= offset:
+                            found = (m, loc.value)
+                    if not found:
+                        break
+                    m, at = found
+                    path.append("." + _name(m))
+                    offset -= at
+                    die = m.get_DIE_from_attribute("DW_AT_type")
+                    if offset == 0:
+                        break
+                return "".join(path) or None
+        except (OSError, ELFError, ValueError, KeyError, IndexError):
+            return None
+
+
+def _name(die) -> str:
+    a = die.attributes.get("DW_AT_name")
+    return a.value.decode("utf-8", "replace") if a else "?"
+
+
+def _strip_type(die):
+    while die is not None and die.tag in (
+        "DW_TAG_typedef",
+        "DW_TAG_const_type",
+        "DW_TAG_volatile_type",
+        "DW_TAG_atomic_type",
+    ):
+        if "DW_AT_type" not in die.attributes:
+            return None
+        die = die.get_DIE_from_attribute("DW_AT_type")
+    return die
+
+
+def _addr2line(path: str, addrs: list[int]) -> dict[int, list[Location]]:
+    tool = shutil.which("addr2line")
+    if tool is None:
+        raise LocktuneError("addr2line not found: install binutils (scripts/bootstrap does)")
+    proc = subprocess.run(
+        [tool, "-e", path, "-a", "-f", "-i", "-C"],
+        input="".join(f"{a:#x}\n" for a in addrs),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    out: dict[int, list[Location]] = {}
+    lines = proc.stdout.splitlines()
+    current: int | None = None
+    i = 0
+    while i < len(lines):
+        ln = lines[i]
+        if _ADDR_LINE.match(ln):
+            current = int(ln, 16)
+            out[current] = []
+            i += 1
+            continue
+        if current is None or i + 1 >= len(lines):
+            break
+        fn, where = ln, lines[i + 1]
+        i += 2
+        where = where.split(" (discriminator")[0]
+        file, _, line = where.rpartition(":")
+        ok = file and file != "??" and line.isdigit() and line != "0"
+        out[current].append(
+            Location(
+                None if fn == "??" else fn,
+                file if ok else None,
+                int(line) if ok else None,
+            )
+        )
+    return out
+
+
+def _dwarf_variables(elf: ELFFile) -> dict[int, Variable]:
+    if not elf.has_dwarf_info():
+        return {}
+    dwarf = elf.get_dwarf_info()
+    found: dict[int, Variable] = {}
+    for cu in dwarf.iter_CUs():
+        top = cu.get_top_DIE()
+        comp_dir = top.attributes.get("DW_AT_comp_dir")
+        comp_dir = comp_dir.value.decode("utf-8", "replace") if comp_dir else ""
+        lineprog = None
+        for die in cu.iter_DIEs():
+            if die.tag != "DW_TAG_variable":
+                continue
+            loc = die.attributes.get("DW_AT_location")
+            if loc is None or not isinstance(loc.value, list) or len(loc.value) != 9:
+                continue
+            if loc.value[0] != _DW_OP_ADDR:
+                continue
+            addr = int.from_bytes(bytes(loc.value[1:9]), "little")
+            spec = die
+            if "DW_AT_name" not in die.attributes:
+                for ref in ("DW_AT_specification", "DW_AT_abstract_origin"):
+                    if ref in die.attributes:
+                        spec = die.get_DIE_from_attribute(ref)
+                        break
+            name = _name(spec)
+            src = die if "DW_AT_decl_line" in die.attributes else spec
+            line = src.attributes.get("DW_AT_decl_line")
+            fidx = src.attributes.get("DW_AT_decl_file")
+            file = None
+            if fidx is not None:
+                if lineprog is None:
+                    lineprog = dwarf.line_program_for_CU(cu)
+                file = _file_name(lineprog, comp_dir, fidx.value)
+            tdie = (die if "DW_AT_type" in die.attributes else spec).attributes.get("DW_AT_type")
+            type_off = None
+            is_array = False
+            if tdie is not None:
+                t = _strip_type(
+                    (die if "DW_AT_type" in die.attributes else spec).get_DIE_from_attribute(
+                        "DW_AT_type"
+                    )
+                )
+                if t is not None:
+                    is_array = t.tag == "DW_TAG_array_type"
+                    type_off = t.offset
+            found.setdefault(
+                addr,
+                Variable(name, file, line.value if line else None, addr, is_array, type_off),
+            )
+    return found
+
+
+def _file_name(lineprog, comp_dir: str, index: int) -> str | None:
+    if lineprog is None:
+        return None
+    hdr = lineprog.header
+    entries = hdr["file_entry"]
+    dirs = hdr["include_directory"]
+    if hdr["version"] >= 5:
+        if not 0 <= index < len(entries):
+            return None
+        fe = entries[index]
+        d = dirs[fe.dir_index] if fe.dir_index < len(dirs) else b""
+    else:
+        if not 1 <= index <= len(entries):
+            return None
+        fe = entries[index - 1]
+        d = comp_dir.encode() if fe.dir_index == 0 else dirs[fe.dir_index - 1]
+    name = fe.name.decode("utf-8", "replace")
+    d = d.decode("utf-8", "replace") if isinstance(d, bytes) else d
+    if not os.path.isabs(name):
+        name = os.path.join(d, name) if d else name
+    if not os.path.isabs(name) and comp_dir:
+        name = os.path.join(comp_dir, name)
+    return os.path.normpath(name)

@@ -1,0 +1,1 @@
+"""The rewriter behind `locktune rewrite` (passes in engine.py; docs/rewrite.md)."""

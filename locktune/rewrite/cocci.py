@@ -1,0 +1,195 @@
+"""Running the semantic patches of cocci/ through spatch.
+
+The patches run in passes, each one a spatch run over one file:
+
+    mutex_init         pthread_mutex_init(m, a)           -> lt_mutex_init(m, a, SITE)
+    mutex_initializer  PTHREAD_*MUTEX_INITIALIZER*        -> LT_*_INITIALIZER*(SITE)
+    mutex_zeroed       static pthread_mutex_t z;          -> ... = LT_MUTEX_INITIALIZER(SITE)
+    retarget           mutex_calls + cond + types, the renames that need no site
+
+The three site passes are separate runs because Coccinelle positions are only trustworthy
+until a rule of the same run modifies the code around them; the renames need no position
+and run together.  Each site pass keeps every line where it was, and the LineMap follows
+them anyway (locktune_sites.py reads it from LOCKTUNE_SITE_MAP).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from locktune import native
+from locktune.errors import LocktuneError
+
+# (pass name, patches, a regex the file must match for the pass to have anything to do)
+PASSES: list[tuple[str, tuple[str, ...], re.Pattern]] = [
+    ("mutex_init", ("mutex_init",), re.compile(r"\bpthread_mutex_init\b")),
+    (
+        "mutex_initializer",
+        ("mutex_initializer",),
+        re.compile(r"\bPTHREAD_\w*MUTEX_INITIALIZER"),
+    ),
+    ("mutex_zeroed", ("mutex_zeroed",), re.compile(r"\bpthread_mutex_t\b")),
+    (
+        "retarget",
+        ("mutex_calls", "cond", "types"),
+        re.compile(r"\bpthread_(mutex|cond)_\w+|\bPTHREAD_COND_INITIALIZER\b"),
+    ),
+]
+
+SPATCH_TIMEOUT_S = 300
+
+
+def spatch_path() -> str:
+    path = shutil.which("spatch")
+    if path is None:
+        raise LocktuneError("spatch (Coccinelle) is not installed; run scripts/bootstrap")
+    return path
+
+
+def patch_options(patch: Path) -> list[str]:
+    """Options a patch asks for in a `// spatch-options: ...` comment."""
+    m = re.search(r"^// spatch-options:(.*)$", patch.read_text(), re.MULTILINE)
+    return m.group(1).split() if m else []
+
+
+def spatch_command(patch: Path, file: str, out: str) -> list[str]:
+    return [
+        spatch_path(),
+        "--very-quiet",
+        "--no-includes",
+        "--no-show-diff",
+        *patch_options(patch),
+        "--sp-file",
+        str(patch),
+        file,
+        "-o",
+        out,
+    ]
+
+
+def spatch_env(cocci_dir: Path, **extra: str) -> dict[str, str]:
+    """spatch embeds the system Python: it finds locktune_sites.py through PYTHONPATH."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("LOCKTUNE_SITE_", "LOCKTUNE_WRAPPER_"))
+    }
+    env["PYTHONPATH"] = str(cocci_dir)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env.update(extra)
+    return env
+
+
+@dataclass
+class PassResult:
+    text: str
+    sites: list[dict]
+
+
+class CocciPasses:
+    """The semantic patches of one installation, combined into the passes above."""
+
+    def __init__(self, cocci_dir: Path | None = None, workdir: Path | None = None):
+        self.cocci_dir = cocci_dir or native.cocci_dir()
+        missing = [
+            p for _n, ps, _r in PASSES for p in ps if not (self.cocci_dir / f"{p}.cocci").exists()
+        ]
+        if missing:
+            raise LocktuneError(
+                f"{self.cocci_dir}: semantic patches missing ({', '.join(missing)}); "
+                "rebuild with `pip install .`"
+            )
+        self._tmp = tempfile.TemporaryDirectory(prefix="locktune-cocci-", dir=workdir)
+        self.tmp = Path(self._tmp.name)
+        self.patches: dict[str, Path] = {}
+        for name, parts, _r in PASSES:
+            if len(parts) == 1:
+                self.patches[name] = self.cocci_dir / f"{parts[0]}.cocci"
+            else:  # position-free patches: one run; each starts with its own rules
+                combined = self.tmp / f"{name}.cocci"
+                combined.write_text(
+                    "\n".join((self.cocci_dir / f"{p}.cocci").read_text() for p in parts)
+                )
+                self.patches[name] = combined
+
+    def report(self, patch: str, workdir: Path, rel: str) -> list[dict]:
+        """Run a patch that only reports (lock_wrappers.cocci) on workdir/rel: its records."""
+        tag = re.sub(r"[^\w]", "_", rel) + "." + patch
+        log_file = self.tmp / f"{tag}.jsonl"
+        log_file.write_text("")
+        cmd = [
+            spatch_path(), "--very-quiet", "--no-includes", "--no-show-diff",
+            "--sp-file", str(self.cocci_dir / f"{patch}.cocci"), rel,
+        ]  # fmt: skip
+        env = spatch_env(self.cocci_dir, LOCKTUNE_WRAPPER_LOG=str(log_file))
+        try:
+            res = subprocess.run(
+                cmd, cwd=workdir, env=env, capture_output=True, text=True, timeout=SPATCH_TIMEOUT_S
+            )
+        except subprocess.TimeoutExpired as e:
+            raise LocktuneError(f"{rel}: spatch ({patch}) ran longer than {e.timeout} s") from e
+        if res.returncode != 0:
+            why = " ".join((res.stderr or res.stdout).split())[-400:]
+            raise LocktuneError(f"{rel}: spatch ({patch}) failed: {why}")
+        records = [json.loads(ln) for ln in log_file.read_text().splitlines() if ln.strip()]
+        log_file.unlink(missing_ok=True)
+        return records
+
+    def close(self) -> None:
+        self._tmp.cleanup()
+
+    def run_pass(self, name: str, workdir: Path, rel: str, site_map: dict) -> PassResult:
+        """Run pass `name` on workdir/rel in place; return the new text and the sites found.
+
+        `site_map` is this file's entry for LOCKTUNE_SITE_MAP (rel + current->original lines).
+        """
+        src = workdir / rel
+        tag = re.sub(r"[^\w]", "_", rel) + "." + name
+        map_file = self.tmp / f"{tag}.map.json"
+        log_file = self.tmp / f"{tag}.sites.jsonl"
+        out_file = self.tmp / f"{tag}.out"
+        map_file.write_text(json.dumps({rel: site_map}))
+        log_file.write_text("")
+        cmd = spatch_command(self.patches[name], rel, str(out_file))
+        env = spatch_env(
+            self.cocci_dir, LOCKTUNE_SITE_MAP=str(map_file), LOCKTUNE_SITE_LOG=str(log_file)
+        )
+        try:
+            res = subprocess.run(
+                cmd,
+                cwd=workdir,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=SPATCH_TIMEOUT_S,
+            )
+        except subprocess.TimeoutExpired as e:
+            raise LocktuneError(f"{rel}: spatch ({name}) ran longer than {e.timeout} s") from e
+        unchanged = "no modified files" in res.stderr + res.stdout
+        if res.returncode != 0 and not unchanged:
+            why = " ".join((res.stderr or res.stdout).split())[-400:]
+            raise LocktuneError(f"{rel}: spatch ({name}) failed: {why}")
+        before = src.read_text()
+        text = before if unchanged or not out_file.exists() else out_file.read_text()
+        sites = [json.loads(line) for line in log_file.read_text().splitlines() if line.strip()]
+        for f in (map_file, log_file, out_file):
+            f.unlink(missing_ok=True)
+        if text != before:
+            src.write_text(text)
+        return PassResult(text, sites)
+
+
+def spatch_version() -> str | None:
+    try:
+        res = subprocess.run([spatch_path(), "--version"], capture_output=True, text=True)
+    except (OSError, LocktuneError):
+        return None
+    first = (res.stdout or "").splitlines()
+    return first[0].strip() if first else None

@@ -1,0 +1,518 @@
+"""`locktune rewrite`, the passes in order (docs/rewrite.md):
+
+    1. select    the C files and headers named, the source root, where the output goes
+    2. wrappers  lock wrapper macros recognised, functions named, their lock accessors
+    3. extract   locktune-extract (Clang): critical sections -> functions run by lt_execute
+    4. cocci     the semantic patches: sites, then calls, condition variables and types
+    5. residue   what Coccinelle could not parse, finished by token and reported
+    6. include   #include "locktune.h" (and locktune_config.h) after the feature-test macros
+    7. header    locktune_config.h: one entry per site, with the profile's figures
+    8. write     every file at once, at the end: a failure never leaves a half-rewritten tree
+
+Every pass works on a staging copy of the selected files.  A file that does not parse is
+reported with its file:line and left exactly as it was; the others are still rewritten.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from locktune.errors import LocktuneError, UsageProblem
+from locktune.rewrite import (
+    accessors,
+    clex,
+    config_header,
+    extract,
+    includes,
+    residue,
+    sites,
+    wrappers,
+)
+from locktune.rewrite import cocci as cocci_mod
+from locktune.rewrite import profile as profile_mod
+from locktune.rewrite import report as report_mod
+from locktune.rewrite.linemap import LineMap
+
+SOURCE_SUFFIXES = (".c", ".h")
+VCS_DIRS = {".git", ".hg", ".svn"}
+
+
+@dataclass
+class Options:
+    paths: list[Path]
+    out: Path | None = None
+    in_place: bool = False
+    allow_dirty: bool = False
+    profile: Path | None = None
+    compile_commands: Path | None = None
+    source_root: Path | None = None
+    cflags: str = ""
+    lock_wrappers: dict[str, str] = field(default_factory=dict)  # name -> role[:EXPR]
+    jobs: int = 0
+
+
+@dataclass
+class FileState:
+    rel: str
+    original: str
+    text: str
+    linemap: LineMap = field(default_factory=LineMap)
+    sites: list[dict] = field(default_factory=list)
+    fallbacks: list[dict] = field(default_factory=list)
+    error: str | None = None  # one line: "file:line: message"
+    extracted: bool = False
+
+
+@dataclass
+class Result:
+    report: dict
+    errors: list[str]
+    dest: Path
+
+
+Progress = Callable[[str], None]
+
+
+def _quiet(_msg: str) -> None:
+    pass
+
+
+# --- 1. select ---------------------------------------------------------------------------
+
+
+def _walk(d: Path, skip: set[Path]) -> list[Path]:
+    out = []
+    for dirpath, dirnames, filenames in os.walk(d):
+        here = Path(dirpath)
+        dirnames[:] = sorted(  # hidden directories: VCS, quilt's .pc backups, caches
+            n for n in dirnames if not n.startswith(".") and (here / n).resolve() not in skip
+        )
+        for n in sorted(filenames):
+            if n.endswith(SOURCE_SUFFIXES) and n != config_header.NAME:
+                out.append(here / n)
+    return out
+
+
+def select(opts: Options) -> tuple[Path, Path, list[str]]:
+    """(source root, destination, selected files relative to the root)."""
+    paths = [p.resolve() for p in opts.paths]
+    for p in paths:
+        if p.is_file() and not p.name.endswith(SOURCE_SUFFIXES):
+            raise UsageProblem(f"{p}: not a C source or header (.c, .h)")
+    if opts.source_root is not None:
+        root = opts.source_root.resolve()
+    elif len(paths) == 1 and paths[0].is_dir():
+        root = paths[0]
+    else:
+        root = Path(os.path.commonpath([p if p.is_dir() else p.parent for p in paths]))
+    if not root.is_dir():
+        raise UsageProblem(f"{root}: the source root is not a directory")
+    if opts.in_place:
+        dest = root
+    else:
+        dest = (opts.out or root.parent / f"{root.name}-locktune").resolve()
+        if dest == root:
+            raise UsageProblem(f"--out {dest} is the source tree itself; use --in-place")
+        if dest.is_relative_to(root) or root.is_relative_to(dest):
+            raise UsageProblem(
+                f"--out {dest} and the source root {root} must not contain each other"
+            )
+    files: list[Path] = []
+    for p in paths:
+        if not p.is_relative_to(root):
+            raise UsageProblem(f"{p}: outside the source root {root}")
+        files += _walk(p, {dest}) if p.is_dir() else [p]
+    rels = sorted({str(f.relative_to(root)) for f in files})
+    if not rels:
+        raise UsageProblem(f"no C sources or headers under {', '.join(map(str, opts.paths))}")
+    return root, dest, rels
+
+
+def check_clean(root: Path, rels: list[str]) -> None:
+    """--in-place needs a version-controlled tree without uncommitted changes to these files."""
+    try:
+        res = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--", *rels],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        res = None
+    if res is None or res.returncode != 0:
+        raise UsageProblem(
+            f"refusing to rewrite {root} in place: it is not under git version control "
+            "(pass --allow-dirty to rewrite it anyway)"
+        )
+    dirty = [ln[3:] for ln in res.stdout.splitlines() if ln.strip()]
+    if dirty:
+        raise UsageProblem(
+            f"refusing to rewrite {root} in place: {len(dirty)} file(s) have uncommitted "
+            f"changes ({dirty[0]}{', ...' if len(dirty) > 1 else ''}); commit them or pass "
+            "--allow-dirty"
+        )
+
+
+def prepare_dest(root: Path, dest: Path) -> None:
+    """A copy of the whole tree (the build needs it), replacing a previous output only."""
+    if dest.exists():
+        if any(dest.iterdir()) and not config_header.is_generated(dest / config_header.NAME):
+            raise UsageProblem(
+                f"--out {dest} exists and is not the output of a previous locktune rewrite; "
+                "choose another directory or remove it"
+            )
+        shutil.rmtree(dest)
+    shutil.copytree(root, dest, symlinks=True, ignore=shutil.ignore_patterns(*VCS_DIRS))
+
+
+# --- 3/4. cocci and residue, per file ----------------------------------------------------
+
+
+def _site_fn(state: FileState) -> residue.SiteFn:
+    def site(line: int, kind: str, name: str) -> str:
+        orig = state.linemap(line)
+        state.sites.append(
+            {"file": state.rel, "line": orig, "kind": kind, "name": name, "function": None}
+        )
+        return sites.ident(state.rel, orig)
+
+    return site
+
+
+def retarget(state: FileState, passes: cocci_mod.CocciPasses, stage: Path) -> None:
+    for name, _parts, trigger in cocci_mod.PASSES:
+        if not trigger.search(state.text):
+            continue
+        before = state.text
+        entry = {"rel": state.rel, "lines": state.linemap.as_json()}
+        result = passes.run_pass(name, stage, state.rel, entry)
+        state.sites += result.sites
+        state.linemap = state.linemap.then(before, result.text)
+        state.text = result.text
+    text, done = residue.finish(state.text, _site_fn(state))
+    if done:
+        state.fallbacks = [
+            {"file": state.rel, "line": state.linemap(f.line), "name": f.name, "to": f.replacement}
+            for f in done
+        ]
+        state.text = text
+        (stage / state.rel).write_text(text)
+
+
+# --- 5. includes -------------------------------------------------------------------------
+
+
+def _uses_locktune(text: str) -> tuple[bool, bool]:
+    """(uses the lt_ API, names a site)"""
+    api = site = False
+    for t in clex.tokens(text):
+        if t.kind == "ident" and (t.text.startswith("lt_") or t.text.startswith("LT_")):
+            api = True
+            if t.text.startswith("LT_SITE_"):
+                site = True
+                break
+    return api, site
+
+
+def place_includes(state: FileState, dest: Path) -> None:
+    if state.text == state.original:
+        return
+    api, names_site = _uses_locktune(state.text)
+    if not api:
+        return
+    wanted = ['#include "locktune.h"']
+    if state.rel.endswith(".c") or names_site:
+        cfg = os.path.relpath(dest / config_header.NAME, (dest / state.rel).parent)
+        wanted.append(f'#include "{cfg}"')
+    state.text = includes.add_includes(state.text, wanted)
+
+
+# --- the whole run -----------------------------------------------------------------------
+
+
+def run(opts: Options, progress: Progress = _quiet) -> Result:
+    t0 = time.monotonic()
+    root, dest, rels = select(opts)
+    if opts.in_place and not opts.allow_dirty:
+        check_clean(root, rels)
+    previous, previous_profile = config_header.read_previous(root)
+    profile = profile_mod.load(opts.profile, root) if opts.profile else {}
+
+    with tempfile.TemporaryDirectory(prefix="locktune-rewrite-") as tmp:
+        stage = Path(tmp) / "stage"
+        states: dict[str, FileState] = {}
+        for rel in rels:
+            try:
+                text = (root / rel).read_text()
+            except UnicodeDecodeError:
+                text = (root / rel).read_text(encoding="latin-1")
+            (stage / rel).parent.mkdir(parents=True, exist_ok=True)
+            (stage / rel).write_text(text)
+            states[rel] = FileState(rel, text, text)
+
+        passes = cocci_mod.CocciPasses(workdir=Path(tmp))
+        try:
+            # 2. wrappers: macros found, functions named, accessors for the latter
+            user_roles = {n: spec.split(":", 1)[0] for n, spec in opts.lock_wrappers.items()}
+            auto = wrappers.find({r: s.text for r, s in states.items()}, user_roles)
+            accs, no_accessor = _accessors(states, opts.lock_wrappers, auto, passes, stage)
+            wrapper_roles = {**{n: w["role"] for n, w in auto.items()}, **opts.lock_wrappers}
+            for acc in accs:
+                wrapper_roles.update({w: acc.spec(w) for w in acc.wrappers})
+
+            # 3. extract
+            flags = _flags(opts, root, Path(tmp))
+            to_extract = [r for r in rels if r.endswith(".c") and _in_db(flags, root / r)]
+            progress(f"extracting critical sections from {len(to_extract)} files (Clang)")
+            phases = {"select": time.monotonic() - t0}
+            t = time.monotonic()
+            ext = extract.run(to_extract, root, stage, flags, wrapper_roles)
+            phases["extract"] = time.monotonic() - t
+            t = time.monotonic()
+            for d in ext.diagnostics:
+                st = states.get(d.get("file"))
+                if st is not None and st.error is None:
+                    msg = d.get("message", "does not parse")
+                    st.error = f"{d['file']}:{d.get('line', 0)}: {msg}"
+            _fail_includers(states)
+            for rel, st in states.items():
+                if st.error:
+                    continue
+                now = accessors.insert((stage / rel).read_text(), rel, accs)
+                if now != st.text:
+                    st.linemap = st.linemap.then(st.text, now)
+                    st.text = now
+                    st.extracted = True
+                    (stage / rel).write_text(now)
+
+            # 4, 5. semantic patches, then the residue
+            todo = [s for s in states.values() if s.error is None]
+            done = 0
+
+            def one(st: FileState) -> None:
+                try:
+                    retarget(st, passes, stage)
+                except LocktuneError as e:
+                    st.error = str(e)
+
+            jobs = opts.jobs or min(8, os.cpu_count() or 1)
+            with ThreadPoolExecutor(max_workers=jobs) as pool:
+                for _ in pool.map(one, todo):
+                    done += 1
+                    progress(f"retargeting locks (Coccinelle) {done}/{len(todo)}")
+        finally:
+            passes.close()
+        phases["cocci"] = time.monotonic() - t
+        t = time.monotonic()
+
+        # 6. includes
+        for st in states.values():
+            if st.error is None:
+                place_includes(st, dest)
+
+        # 7. sites and header
+        table = _sites(states, ext, previous, profile, rels)
+        for e in table.check_unique_idents():
+            rel = e.split(":", 1)[0]
+            if rel in states:
+                states[rel].error = e
+        header = config_header.render(
+            table.ordered(),
+            opts.profile.name if opts.profile else previous_profile,
+            accessors.prototypes({r: st.text for r, st in states.items() if st.error is None}),
+        )
+
+        # 8. write
+        if not opts.in_place:
+            prepare_dest(root, dest)
+        written = []
+        for rel, st in states.items():
+            if st.error is None and st.text != st.original:
+                _write(dest / rel, st.text, root / rel)
+                written.append(rel)
+        header_path = dest / config_header.NAME
+        if (
+            header_path.exists()
+            and not config_header.is_generated(header_path)
+            and header_path.read_text() != header
+        ):
+            raise LocktuneError(f"{header_path}: exists and was not generated by locktune rewrite")
+        if not header_path.exists() or header_path.read_text() != header:
+            header_path.write_text(header)
+        phases["header_and_write"] = time.monotonic() - t
+
+    # the files that do not parse first, then those that include them
+    errors = sorted(
+        (st.error for st in states.values() if st.error), key=lambda e: " includes " in e
+    )
+    rep = report_mod.build(
+        root=root,
+        dest=dest,
+        opts=opts,
+        states=states,
+        ext=ext,
+        table=table,
+        wrappers_found=auto,
+        accessors=accs,
+        no_accessor=no_accessor,
+        written=written,
+        profile=profile,
+        elapsed=time.monotonic() - t0,
+        phases=phases,
+    )
+    return Result(rep, errors, dest)
+
+
+_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
+
+
+def _fail_includers(states: dict[str, FileState]) -> None:
+    """A source file that includes a header that does not parse did not parse either: leave
+    it as it is too (its extraction did not happen; retargeting only its calls would leave
+    it half rewritten)."""
+    failed = {rel: st.error for rel, st in states.items() if st.error and rel.endswith(".h")}
+    if not failed:
+        return
+    by_name: dict[str, list[str]] = {}
+    for rel in states:
+        by_name.setdefault(Path(rel).name, []).append(rel)
+
+    def includes_of(rel: str) -> list[str]:
+        out = []
+        for inc in _INCLUDE.findall(states[rel].text):
+            here = os.path.normpath(str(Path(rel).parent / inc))
+            out += [here] if here in states else by_name.get(Path(inc).name, [])
+        return out
+
+    for rel, st in states.items():
+        if st.error or not rel.endswith(".c"):
+            continue
+        seen, todo = set(), includes_of(rel)
+        while todo:
+            h = todo.pop()
+            if h in seen:
+                continue
+            seen.add(h)
+            if h in failed:
+                st.error = f"{rel}: includes {h}, which does not parse ({failed[h]})"
+                break
+            todo += includes_of(h)
+
+
+def _accessors(
+    states: dict[str, FileState],
+    named: dict[str, str],
+    auto: dict[str, dict],
+    passes: cocci_mod.CocciPasses,
+    stage: Path,
+) -> tuple[list[accessors.Accessor], dict[str, str]]:
+    """Accessors for the wrapper functions named without :EXPR (accessors.py)."""
+    plain = [n for n, spec in named.items() if ":" not in spec and n not in auto]
+    if not plain:
+        return [], {}
+    defined = re.compile(r"\b(?:" + "|".join(map(re.escape, plain)) + r")\s*\([^;{}]*\)\s*\{")
+    texts = {r: s.text for r, s in states.items() if s.error is None}
+    candidates = []
+    for rel, text in sorted(texts.items()):
+        if rel.endswith(".c") and defined.search(text):
+            candidates += passes.report("lock_wrappers", stage, rel)
+    return accessors.plan(candidates, texts, named, auto)
+
+
+def _flags(opts: Options, root: Path, tmp: Path) -> extract.Flags:
+    if opts.compile_commands:
+        return extract.load_compile_commands(opts.compile_commands.resolve(), tmp)
+    import shlex
+
+    cflags = shlex.split(opts.cflags) if opts.cflags else []
+    return extract.Flags(cflags=cflags + [f"-I{root}"])
+
+
+def _in_db(flags: extract.Flags, path: Path) -> bool:
+    return flags.db_files is None or path.resolve() in flags.db_files
+
+
+def _write(path: Path, text: str, like: Path) -> None:
+    """Replace path's content atomically, keeping the mode of the original file."""
+    tmp = path.with_name(path.name + ".locktune-tmp")
+    tmp.write_text(text)
+    try:
+        shutil.copymode(like, tmp)
+    except OSError:
+        pass
+    os.replace(tmp, path)
+
+
+def _sites(
+    states: dict[str, FileState],
+    ext: extract.ExtractResult,
+    previous: dict[str, dict],
+    profile: dict,
+    rels: list[str],
+) -> sites.SiteTable:
+    table = sites.SiteTable()
+    for st in states.values():
+        if st.error is None:
+            for rec in st.sites:
+                table.add(rec)
+    # Sites named by identifiers already in the code (a rerun on rewritten code).
+    for st in states.values():
+        if st.error is not None:
+            continue
+        for ident in sorted(sites.idents_in(st.text)):
+            if ident in table.by_ident():
+                continue
+            p = previous.get(ident)
+            loc = (p["file"], p["line"]) if p else sites.decode(ident, rels)
+            if loc is None:
+                continue
+            s = table.add({"file": loc[0], "line": loc[1], "kind": "init", "name": None})
+            if p:
+                s.names = [n for n in p["name"].split(", ") if n and n != "?"]
+    # lock_keys from extraction join sections to sites.
+    for ls in ext.lock_sites:
+        s = table.sites.get((ls.get("file"), int(ls.get("line", 0))))
+        if s is not None and ls.get("lock_key") and ls["lock_key"] not in s.lock_keys:
+            s.lock_keys.append(ls["lock_key"])
+    key_index: dict[str, list[sites.Site]] = {}
+    for s in table.sites.values():
+        for k in s.lock_keys:
+            key_index.setdefault(k, []).append(s)
+    failed = {rel for rel, st in states.items() if st.error is not None}
+    ext.sections = [sec for sec in ext.sections if sec.get("file") not in failed]
+    for sec in ext.sections:
+        matched = sites.match_section(sec, table, key_index)
+        sec["site"] = f"{matched[0].file}:{matched[0].line}" if len(matched) == 1 else None
+        if len(matched) > 1:
+            sec["candidate_sites"] = [f"{m.file}:{m.line}" for m in matched]
+        for m in matched:
+            m.sections.append(sec)
+    table.number(previous)
+    for s in table.sites.values():
+        p = previous.get(s.ident)
+        lock = profile.get(s.key)
+        if lock is not None:
+            s.profile = lock
+            algo = (lock.get("recommendation") or {}).get("algorithm") or "posix"
+            s.algorithm = algo
+            s.server = (
+                int((lock.get("recommendation") or {}).get("server", 0))
+                if algo in (config_header.DELEGATING)
+                else -1
+            )
+        elif p is not None:
+            s.algorithm, s.server = p["algorithm"], p["server"]
+        if p is not None and lock is None:
+            # A rerun over rewritten code (kept sections are found again, at their new
+            # lines): nothing new, keep the entry as it was, the user's edits included.
+            s.comment = p["comment"]
+    return table

@@ -1,0 +1,172 @@
+"""The rewrite report (`--report FILE`, schema locktune-rewrite/1) and the terminal summary."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from locktune.rewrite import cocci, config_header
+
+SCHEMA = "locktune-rewrite/1"
+SUMMARY_REASONS = 8  # kept reasons shown on the terminal, most frequent first
+
+
+def build(
+    *, root, dest, opts, states, ext, table, wrappers_found, accessors, no_accessor, written,
+    profile, elapsed, phases,
+):  # fmt: skip
+    sections = []
+    for sec in sorted(ext.sections, key=lambda s: (s.get("file", ""), s.get("line", 0))):
+        entry = {
+            "file": sec.get("file"),
+            "line": sec.get("line"),
+            "end_lines": sec.get("end_lines", []),
+            "function": sec.get("function"),
+            "lock": sec.get("lock"),
+            "site": sec.get("site"),
+            "status": sec.get("status"),
+            "reason": sec.get("reason"),
+            "inputs": sec.get("inputs", []),
+            "outputs": sec.get("outputs", []),
+        }
+        for k in (
+            "column",
+            "lock_key",
+            "candidate_sites",
+            "by_pointer",
+            "thread_identity",
+            "extracted_function",
+            "flags",
+        ):
+            if k in sec:
+                entry[k] = sec[k]
+        sections.append(entry)
+    site_list = [
+        {
+            "id": s.id,
+            "ident": s.ident,
+            "file": s.file,
+            "line": s.line,
+            "name": s.name,
+            "kind": s.kind,
+            "algorithm": s.algorithm,
+            "server": s.server,
+            "sections": len(s.sections),
+            "kept": sum(1 for x in s.sections if x.get("status") == "kept"),
+            "profiled": s.profile is not None,
+        }
+        for s in table.ordered()
+    ]
+    matched = {s.key for s in table.sites.values()}
+    files = []
+    for rel, st in sorted(states.items()):
+        status = "failed" if st.error else ("rewritten" if rel in written else "unchanged")
+        files.append({"file": rel, "status": status, "error": st.error})
+    fallbacks = [f for st in states.values() for f in st.fallbacks]
+    kept = [s for s in sections if s["status"] == "kept"]
+    extracted = [s for s in sections if s["status"] == "extracted"]
+    return {
+        "schema": SCHEMA,
+        "source_root": str(root),
+        "output": str(dest),
+        "in_place": opts.in_place,
+        "header": config_header.NAME,
+        "tools": {
+            "extract": ext.mode,
+            "extract_unavailable_reason": ext.reason,
+            "spatch": cocci.spatch_version(),
+        },
+        "lock_wrappers": {
+            **{
+                n: {"role": w["role"], "origin": f"{w['file']}:{w['line']}"}
+                for n, w in wrappers_found.items()
+            },
+            **{
+                n: {"role": spec, "origin": "--lock-wrapper"}
+                for n, spec in opts.lock_wrappers.items()
+            },
+        },
+        "lock_accessors": [
+            {
+                "name": a.name,
+                "wrappers": sorted(a.wrappers),
+                "definitions": [{"file": d.file, "lock": d.lock} for d in a.definitions],
+            }
+            for a in accessors
+        ],
+        "wrappers_without_accessor": no_accessor,
+        "files": files,
+        "critical_sections": sections,
+        "sites": site_list,
+        "token_fallbacks": fallbacks,
+        "profile_sites_not_found": [
+            f"{f}:{ln}" for (f, ln) in sorted(profile) if (f, ln) not in matched
+        ],
+        "diagnostics": ext.diagnostics,
+        "summary": {
+            "files": len(states),
+            "files_rewritten": len(written),
+            "files_failed": sum(1 for st in states.values() if st.error),
+            "sections": len(sections),
+            "extracted": len(extracted),
+            "kept": len(kept),
+            "kept_reasons": dict(Counter(s["reason"] or "?" for s in kept).most_common()),
+            "sites": len(site_list),
+            "token_fallbacks": len(fallbacks),
+            "elapsed_s": round(elapsed, 3),
+            "phases_s": {k: round(v, 3) for k, v in phases.items()},
+        },
+    }
+
+
+def summary_text(rep: dict, report_path: str | None) -> str:
+    s = rep["summary"]
+    where = "in place" if rep["in_place"] else f"into {rep['output']}"
+    lines = [
+        f"locktune rewrite: {s['files_rewritten']} of {s['files']} files rewritten {where} "
+        f"({s['elapsed_s']:.1f} s)"
+    ]
+    if s["sections"]:
+        pct = 100.0 * s["extracted"] / s["sections"]
+        lines.append(
+            f"  critical sections  {s['sections']} found, {s['extracted']} extracted "
+            f"({pct:.0f}%), {s['kept']} kept as lock/unlock"
+        )
+        reasons = list(s["kept_reasons"].items())
+        for reason, n in reasons[:SUMMARY_REASONS]:
+            lines.append(f"    kept {n:>4}  {reason}")
+        if len(reasons) > SUMMARY_REASONS:
+            rest = sum(n for _r, n in reasons[SUMMARY_REASONS:])
+            more = "the report lists them" if report_path else "--report FILE lists them"
+            lines.append(
+                f"    kept {rest:>4}  for {len(reasons) - SUMMARY_REASONS} other reasons ({more})"
+            )
+    else:
+        lines.append("  critical sections  none found")
+    if rep["tools"]["extract_unavailable_reason"]:
+        lines.append(f"  note: {rep['tools']['extract_unavailable_reason']}")
+    algos = Counter(x["algorithm"] for x in rep["sites"])
+    algo_text = ", ".join(f"{n} {a}" for a, n in sorted(algos.items()))
+    lines.append(
+        f"  lock sites         {s['sites']} in {rep['header']}"
+        + (f" ({algo_text})" if algos else "")
+    )
+    if rep["lock_wrappers"]:
+        lines.append(f"  lock wrappers      {', '.join(sorted(rep['lock_wrappers']))}")
+    if s["token_fallbacks"]:
+        files = sorted({f["file"] for f in rep["token_fallbacks"]})
+        lines.append(
+            f"  by token           {s['token_fallbacks']} names Coccinelle could not parse "
+            f"({', '.join(files[:4])}{', ...' if len(files) > 4 else ''})"
+        )
+    if rep["profile_sites_not_found"]:
+        nf = rep["profile_sites_not_found"]
+        lines.append(
+            f"  profile            {len(nf)} profiled site(s) not found in the sources: "
+            f"{', '.join(nf[:3])}{', ...' if len(nf) > 3 else ''}"
+        )
+    for f in rep["files"]:
+        if f["status"] == "failed":
+            lines.append(f"  not rewritten      {f['error']}")
+    if report_path:
+        lines.append(f"  report             {report_path}")
+    return "\n".join(lines)

@@ -1,0 +1,520 @@
+/*
+ * interpose.c - the pthread functions liblocktune-prof.so puts in front of the C
+ * library's: mutexes, rwlocks, spinlocks, condition waits, thread creation.
+ *
+ * Every wrapper first asks lt_enter() whether this thread records; if not (profiling off,
+ * the profiler's own slow path, a thread that has exited) it calls straight through.
+ * Otherwise it times the call and reports it (track.h).  A wrapper returns exactly what the
+ * C library returned and never changes what the call does: robust, process-shared,
+ * priority-inheritance, recursive and error-checking mutexes behave as before (EOWNERDEAD,
+ * EDEADLK, EAGAIN and the rest come back unchanged).
+ *
+ * Contention.  pthread_mutex_lock() reads glibc's lock word after acquiring: a word with
+ * waiters flagged (track.h, lt_mutex_has_waiters) means the acquisition went through the
+ * kernel, or another thread queued behind it a few instructions later; either way the lock
+ * was fought over.  (Trying the lock first would tell exactly, but glibc's trylock costs
+ * twice its lock on the uncontended path.)  The other blocking locks (rwlocks, spinlocks,
+ * timed mutex locks) keep no such word and try first: that try is the operation the blocking
+ * call begins with anyway.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "real.h"
+#include "sites.h"
+#include "track.h"
+
+#define LT_EXPORT __attribute__((visibility("default")))
+
+/* ---------------------------------------------------------------- birth and death */
+
+static uint32_t mutex_attr(const pthread_mutexattr_t *a)
+{
+    uint32_t f = 0;
+    int v;
+    if (!a)
+        return 0;
+    if (pthread_mutexattr_getpshared(a, &v) == 0 && v == PTHREAD_PROCESS_SHARED)
+        f |= LT_ATTR_PSHARED;
+    if (pthread_mutexattr_getrobust(a, &v) == 0 && v == PTHREAD_MUTEX_ROBUST)
+        f |= LT_ATTR_ROBUST;
+    if (pthread_mutexattr_gettype(a, &v) == 0)
+        f |= v == PTHREAD_MUTEX_RECURSIVE    ? LT_ATTR_RECURSIVE
+             : v == PTHREAD_MUTEX_ERRORCHECK ? LT_ATTR_ERRORCHECK
+                                             : 0;
+    if (pthread_mutexattr_getprotocol(a, &v) == 0 && v == PTHREAD_PRIO_INHERIT)
+        f |= LT_ATTR_PI;
+    return f;
+}
+
+static void born(void *lock, int kind, uint32_t attr)
+{
+    lt_locktab_born(lock, kind, lt_site_init(kind, attr, lock));
+}
+
+LT_EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
+{
+    struct lt_tls *t = lt_enter();
+    int r = lt_real.mutex_init(m, a);
+    if (r == 0 && t)
+        born(m, LT_KIND_MUTEX, mutex_attr(a));
+    return r;
+}
+
+LT_EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
+{
+    struct lt_tls *t = lt_enter();
+    int r = lt_real.mutex_destroy(m);
+    if (r == 0 && t)
+        lt_locktab_died(m, LT_KIND_MUTEX);
+    return r;
+}
+
+LT_EXPORT int pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_t *a)
+{
+    struct lt_tls *t = lt_enter();
+    int r = lt_real.rwlock_init(l, a);
+    int v;
+    if (r == 0 && t)
+        born(l, LT_KIND_RWLOCK,
+             a && pthread_rwlockattr_getpshared(a, &v) == 0 && v == PTHREAD_PROCESS_SHARED
+                 ? LT_ATTR_PSHARED
+                 : 0);
+    return r;
+}
+
+LT_EXPORT int pthread_rwlock_destroy(pthread_rwlock_t *l)
+{
+    struct lt_tls *t = lt_enter();
+    int r = lt_real.rwlock_destroy(l);
+    if (r == 0 && t)
+        lt_locktab_died(l, LT_KIND_RWLOCK);
+    return r;
+}
+
+LT_EXPORT int pthread_spin_init(pthread_spinlock_t *l, int pshared)
+{
+    struct lt_tls *t = lt_enter();
+    int r = lt_real.spin_init(l, pshared);
+    if (r == 0 && t)
+        born((void *)l, LT_KIND_SPIN, pshared == PTHREAD_PROCESS_SHARED ? LT_ATTR_PSHARED : 0);
+    return r;
+}
+
+LT_EXPORT int pthread_spin_destroy(pthread_spinlock_t *l)
+{
+    struct lt_tls *t = lt_enter();
+    int r = lt_real.spin_destroy(l);
+    if (r == 0 && t)
+        lt_locktab_died((void *)l, LT_KIND_SPIN);
+    return r;
+}
+
+/* ---------------------------------------------------------------- mutexes */
+
+static inline int acquired_ok(int r)
+{
+    return r == 0 || r == EOWNERDEAD; /* EOWNERDEAD: a robust mutex, acquired all the same */
+}
+
+LT_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
+{
+    struct lt_tls *t = lt_enter();
+    if (__builtin_expect(!t, 0))
+        return lt_real.mutex_lock(m);
+    struct lt_lockent *e;
+    struct lt_raw_slot *s = lt_slot_of(t, m, LT_KIND_MUTEX, &e);
+    if (__builtin_expect(!s, 0))
+        return lt_real.mutex_lock(m); /* untracked */
+    int r, pick = lt_mutex_word(m) == 0 ? lt_sample(t, s) : LT_TIMED_ALWAYS;
+    if (__builtin_expect(!pick, 1)) {
+        /* Free, and not sampled for timing (layout.h, "Timing"). */
+        r = lt_real.mutex_lock(m);
+        if (__builtin_expect(acquired_ok(r), 1))
+            lt_acquired_untimed(t, m, s, e, lt_mutex_has_waiters(m));
+        return r;
+    }
+    uint64_t pmc0 = lt_pmc(t);
+    /* A random sample stands alone among untimed sections: an ordered reading (clock.h). */
+    uint64_t t0 = pick == LT_TIMED_RANDOM ? lt_now_ordered() : lt_now(), t1 = t0;
+    r = lt_real.mutex_lock(m);
+    /* Waiters flagged in the word once acquired: this acquisition waited in the kernel (or
+     * a waiter queued in the few instructions since): the acquisition time is now. */
+    int contended = lt_mutex_has_waiters(m);
+    if (contended)
+        t1 = lt_now();
+    if (__builtin_expect(acquired_ok(r), 1))
+        lt_acquired_at(t, m, s, e, 0, t0, t1, contended, pmc0, pick == LT_TIMED_RANDOM);
+    return r;
+}
+
+LT_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
+{
+    struct lt_tls *t = lt_enter();
+    if (__builtin_expect(!t, 0))
+        return lt_real.mutex_trylock(m);
+    uint64_t pmc0 = lt_pmc(t);
+    uint64_t t0 = lt_now();
+    int r = lt_real.mutex_trylock(m);
+    if (acquired_ok(r))
+        lt_acquired(t, m, LT_KIND_MUTEX, 0, t0, t0, 0, pmc0);
+    else if (r == EBUSY)
+        lt_trylock_failed(t, m, LT_KIND_MUTEX);
+    return r;
+}
+
+/* timedlock and clocklock: try, then the timed call; a timeout is time lost to the lock. */
+static inline int mutex_timed(struct lt_tls *t, pthread_mutex_t *m, int r, uint64_t t0,
+                              uint64_t pmc0)
+{
+    uint64_t t1 = lt_now();
+    if (acquired_ok(r))
+        lt_acquired(t, m, LT_KIND_MUTEX, 0, t0, t1, 1, pmc0);
+    else if (r == ETIMEDOUT)
+        lt_timed_out(t, m, LT_KIND_MUTEX, t0, t1);
+    return r;
+}
+
+LT_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
+{
+    struct lt_tls *t = lt_enter();
+    if (__builtin_expect(!t, 0))
+        return lt_real.mutex_timedlock(m, abstime);
+    uint64_t pmc0 = lt_pmc(t);
+    uint64_t t0 = lt_now();
+    int r = lt_real.mutex_trylock(m);
+    if (r != EBUSY) {
+        if (acquired_ok(r))
+            lt_acquired(t, m, LT_KIND_MUTEX, 0, t0, t0, 0, pmc0);
+        return r;
+    }
+    return mutex_timed(t, m, lt_real.mutex_timedlock(m, abstime), t0, pmc0);
+}
+
+LT_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clock,
+                                      const struct timespec *abstime)
+{
+    struct lt_tls *t = lt_enter();
+    if (__builtin_expect(!t, 0))
+        return lt_real.mutex_clocklock(m, clock, abstime);
+    uint64_t pmc0 = lt_pmc(t);
+    uint64_t t0 = lt_now();
+    int r = lt_real.mutex_trylock(m);
+    if (r != EBUSY) {
+        if (acquired_ok(r))
+            lt_acquired(t, m, LT_KIND_MUTEX, 0, t0, t0, 0, pmc0);
+        return r;
+    }
+    return mutex_timed(t, m, lt_real.mutex_clocklock(m, clock, abstime), t0, pmc0);
+}
+
+LT_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
+{
+    struct lt_tls *t = lt_enter();
+    if (__builtin_expect(!t, 0))
+        return lt_real.mutex_unlock(m);
+    struct lt_held *h = lt_held_find(t, m);
+    if (__builtin_expect(h == NULL, 0)) {
+        lt_unheld(t);
+        return lt_real.mutex_unlock(m);
+    }
+    if (__builtin_expect(!h->timed, 1)) {
+        int r = lt_real.mutex_unlock(m);
+        if (r == 0)
+            lt_pop(t, h, 0);
+        return r;
+    }
+    uint64_t t2 = h->random ? lt_now_ordered() : lt_now();
+    int waiters = lt_mutex_has_waiters(m); /* read before the release: m may be freed after */
+    int r = lt_real.mutex_unlock(m);
+    if (r == 0)
+        lt_released(t, h, t2, waiters ? lt_now() : t2, lt_pmc(t));
+    return r;
+}
+
+/* ---------------------------------------------------------------- rwlocks */
+
+static inline int rw_lock(pthread_rwlock_t *l, int shared)
+{
+    struct lt_tls *t = lt_enter(); /* resolves lt_real on the first call */
+    int (*try)(pthread_rwlock_t *) = shared ? lt_real.rwlock_tryrdlock : lt_real.rwlock_trywrlock;
+    int (*block)(pthread_rwlock_t *) = shared ? lt_real.rwlock_rdlock : lt_real.rwlock_wrlock;
+    if (__builtin_expect(!t, 0))
+        return block(l);
+    uint64_t pmc0 = lt_pmc(t);
+    uint64_t t0 = lt_now(), t1 = t0;
+    int contended = 0;
+    int r = try(l);
+    if (r == EBUSY) {
+        contended = 1;
+        r = block(l);
+        t1 = lt_now();
+    }
+    if (r == 0)
+        lt_acquired(t, l, LT_KIND_RWLOCK, shared, t0, t1, contended, pmc0);
+    return r;
+}
+
+static inline int rw_try(pthread_rwlock_t *l, int shared)
+{
+    struct lt_tls *t = lt_enter();
+    int (*try)(pthread_rwlock_t *) = shared ? lt_real.rwlock_tryrdlock : lt_real.rwlock_trywrlock;
+    if (__builtin_expect(!t, 0))
+        return try(l);
+    uint64_t pmc0 = lt_pmc(t);
+    uint64_t t0 = lt_now();
+    int r = try(l);
+    if (r == 0)
+        lt_acquired(t, l, LT_KIND_RWLOCK, shared, t0, t0, 0, pmc0);
+    else if (r == EBUSY)
+        lt_trylock_failed(t, l, LT_KIND_RWLOCK);
+    return r;
+}
+
+/* The timed variants: `r` is the first try's result, `timed` the timed call's. */
+static inline int rw_timed(struct lt_tls *t, pthread_rwlock_t *l, int shared, int r, int timed,
+                           uint64_t t0, uint64_t pmc0)
+{
+    if (r != EBUSY) {
+        if (r == 0)
+            lt_acquired(t, l, LT_KIND_RWLOCK, shared, t0, t0, 0, pmc0);
+        return r;
+    }
+    uint64_t t1 = lt_now();
+    if (timed == 0)
+        lt_acquired(t, l, LT_KIND_RWLOCK, shared, t0, t1, 1, pmc0);
+    else if (timed == ETIMEDOUT)
+        lt_timed_out(t, l, LT_KIND_RWLOCK, t0, t1);
+    return timed;
+}
+
+LT_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l)
+{
+    return rw_lock(l, 1);
+}
+
+LT_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l)
+{
+    return rw_lock(l, 0);
+}
+
+LT_EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *l)
+{
+    return rw_try(l, 1);
+}
+
+LT_EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *l)
+{
+    return rw_try(l, 0);
+}
+
+LT_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abstime)
+{
+    struct lt_tls *t = lt_enter();
+    if (__builtin_expect(!t, 0))
+        return lt_real.rwlock_timedrdlock(l, abstime);
+    uint64_t pmc0 = lt_pmc(t), t0 = lt_now();
+    int r = lt_real.rwlock_tryrdlock(l);
+    return rw_timed(t, l, 1, r, r == EBUSY ? lt_real.rwlock_timedrdlock(l, abstime) : r, t0, pmc0);
+}
+
+LT_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abstime)
+{
+    struct lt_tls *t = lt_enter();
+    if (__builtin_expect(!t, 0))
+        return lt_real.rwlock_timedwrlock(l, abstime);
+    uint64_t pmc0 = lt_pmc(t), t0 = lt_now();
+    int r = lt_real.rwlock_trywrlock(l);
+    return rw_timed(t, l, 0, r, r == EBUSY ? lt_real.rwlock_timedwrlock(l, abstime) : r, t0, pmc0);
+}
+
+LT_EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clock,
+                                         const struct timespec *abstime)
+{
+    struct lt_tls *t = lt_enter();
+    if (__builtin_expect(!t, 0))
+        return lt_real.rwlock_clockrdlock(l, clock, abstime);
+    uint64_t pmc0 = lt_pmc(t), t0 = lt_now();
+    int r = lt_real.rwlock_tryrdlock(l);
+    return rw_timed(t, l, 1, r, r == EBUSY ? lt_real.rwlock_clockrdlock(l, clock, abstime) : r, t0,
+                    pmc0);
+}
+
+LT_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clock,
+                                         const struct timespec *abstime)
+{
+    struct lt_tls *t = lt_enter();
+    if (__builtin_expect(!t, 0))
+        return lt_real.rwlock_clockwrlock(l, clock, abstime);
+    uint64_t pmc0 = lt_pmc(t), t0 = lt_now();
+    int r = lt_real.rwlock_trywrlock(l);
+    return rw_timed(t, l, 0, r, r == EBUSY ? lt_real.rwlock_clockwrlock(l, clock, abstime) : r, t0,
+                    pmc0);
+}
+
+LT_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l)
+{
+    struct lt_tls *t = lt_enter();
+    if (__builtin_expect(!t, 0))
+        return lt_real.rwlock_unlock(l);
+    uint64_t t2 = lt_now();
+    struct lt_held *h = lt_held_find(t, l);
+    int r = lt_real.rwlock_unlock(l);
+    if (h) {
+        if (r == 0)
+            lt_released(t, h, t2, lt_now(), lt_pmc(t));
+    } else {
+        lt_unheld(t);
+    }
+    return r;
+}
+
+/* ---------------------------------------------------------------- spinlocks */
+
+LT_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
+{
+    struct lt_tls *t = lt_enter();
+    if (__builtin_expect(!t, 0))
+        return lt_real.spin_lock(l);
+    uint64_t pmc0 = lt_pmc(t);
+    uint64_t t0 = lt_now(), t1 = t0;
+    int contended = 0;
+    int r = lt_real.spin_trylock(l);
+    if (r == EBUSY) {
+        contended = 1;
+        r = lt_real.spin_lock(l);
+        t1 = lt_now();
+    }
+    if (r == 0)
+        lt_acquired(t, (void *)l, LT_KIND_SPIN, 0, t0, t1, contended, pmc0);
+    return r;
+}
+
+LT_EXPORT int pthread_spin_trylock(pthread_spinlock_t *l)
+{
+    struct lt_tls *t = lt_enter();
+    if (__builtin_expect(!t, 0))
+        return lt_real.spin_trylock(l);
+    uint64_t pmc0 = lt_pmc(t);
+    uint64_t t0 = lt_now();
+    int r = lt_real.spin_trylock(l);
+    if (r == 0)
+        lt_acquired(t, (void *)l, LT_KIND_SPIN, 0, t0, t0, 0, pmc0);
+    else if (r == EBUSY)
+        lt_trylock_failed(t, (void *)l, LT_KIND_SPIN);
+    return r;
+}
+
+LT_EXPORT int pthread_spin_unlock(pthread_spinlock_t *l)
+{
+    struct lt_tls *t = lt_enter();
+    if (__builtin_expect(!t, 0))
+        return lt_real.spin_unlock(l);
+    uint64_t t2 = lt_now();
+    struct lt_held *h = lt_held_find(t, (void *)l);
+    int r = lt_real.spin_unlock(l);
+    if (h) {
+        if (r == 0)
+            lt_released(t, h, t2, t2, lt_pmc(t)); /* a store: nobody to wake */
+    } else {
+        lt_unheld(t);
+    }
+    return r;
+}
+
+/* ---------------------------------------------------------------- condition waits */
+
+/* glibc releases and re-acquires the mutex inside the wait, not through the PLT: the wait
+ * ends one critical section, and its return starts another (an acquisition whose time
+ * waiting for the signal is cond_wait, not lock wait). */
+static inline uint64_t wait_begins(struct lt_tls *t, pthread_mutex_t *m)
+{
+    uint64_t tw = lt_now();
+    struct lt_held *h = lt_held_find(t, m);
+    if (!h)
+        lt_unheld(t);
+    else if (h->timed)
+        lt_released(t, h, tw, tw, lt_pmc(t));
+    else
+        lt_pop(t, h, tw);
+    return tw;
+}
+
+static inline void wait_ends(struct lt_tls *t, pthread_mutex_t *m, uint64_t tw)
+{
+    uint64_t tr = lt_now();
+    struct lt_raw_slot *s = lt_acquired(t, m, LT_KIND_MUTEX, 0, tr, tr, 0, lt_pmc(t));
+    if (s) {
+        s->cond_waits++;
+        s->cond_wait += lt_elapsed(tw, tr, &t->rec->clock_noise);
+    }
+}
+
+LT_EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
+{
+    struct lt_tls *t = lt_enter();
+    if (__builtin_expect(!t, 0))
+        return lt_real.cond_wait(c, m);
+    uint64_t tw = wait_begins(t, m);
+    int r = lt_real.cond_wait(c, m);
+    wait_ends(t, m, tw);
+    return r;
+}
+
+LT_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
+                                     const struct timespec *abstime)
+{
+    struct lt_tls *t = lt_enter();
+    if (__builtin_expect(!t, 0))
+        return lt_real.cond_timedwait(c, m, abstime);
+    uint64_t tw = wait_begins(t, m);
+    int r = lt_real.cond_timedwait(c, m, abstime);
+    wait_ends(t, m, tw);
+    return r;
+}
+
+LT_EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
+                                     const struct timespec *abstime)
+{
+    struct lt_tls *t = lt_enter();
+    if (__builtin_expect(!t, 0))
+        return lt_real.cond_clockwait(c, m, clock, abstime);
+    uint64_t tw = wait_begins(t, m);
+    int r = lt_real.cond_clockwait(c, m, clock, abstime);
+    wait_ends(t, m, tw);
+    return r;
+}
+
+/* ---------------------------------------------------------------- threads */
+
+struct start {
+    void *(*fn)(void *);
+    void *arg;
+};
+
+static void *trampoline(void *p)
+{
+    struct start s = *(struct start *)p;
+    free(p);
+    lt_enter(); /* the thread's record, from its first instant */
+    return s.fn(s.arg);
+}
+
+LT_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
+                             void *arg)
+{
+    struct lt_tls *t = lt_enter();
+    struct start *s = t ? malloc(sizeof *s) : NULL;
+    if (!s)
+        return lt_real.create(th, attr, fn, arg);
+    s->fn = fn;
+    s->arg = arg;
+    int r = lt_real.create(th, attr, trampoline, s);
+    if (r == 0)
+        __atomic_fetch_add(&lt_hdr()->threads_created, 1, __ATOMIC_RELAXED);
+    else
+        free(s);
+    return r;
+}

@@ -1,0 +1,189 @@
+/*
+ * layout.h - the profiler's raw file: what liblocktune-prof.so leaves behind for
+ * `locktune profile` (locktune/profiler/raw.py reads it; keep the two in step).
+ *
+ * Every profiled process owns one file, <LOCKTUNE_PROF_DIR>/<pid>-<n>.ltraw, mapped
+ * MAP_SHARED for the whole life of the process.  The counters *are* the file: a lock
+ * operation updates the calling thread's own slot in place, and the kernel keeps the pages
+ * when the process ends, whichever way it ends (return from main, exit() from any thread,
+ * _exit(), a fatal signal, SIGKILL).  Nothing is flushed and no signal handler is installed;
+ * the destructor only stamps the end time.
+ *
+ *   offset 0            header      struct lt_raw_header (LT_HEADER_SIZE bytes)
+ *   modules_off         modules     LT_MAX_MODULES x struct lt_raw_module
+ *   sites_off           sites       LT_MAX_SITES x struct lt_raw_site
+ *   arena_off           arena       thread records and site-slot chunks, bump-allocated
+ *
+ * All numbers are little-endian 64-bit words (strings are NUL-terminated char arrays), so
+ * the reader needs no padding rules.  An offset of 0 means "none".  Times are in ticks of
+ * the clock named by header.clock (LT_CLOCK_TSC: TSC cycles; LT_CLOCK_MONO: nanoseconds).
+ *
+ * A thread record owns the slots of the sites its thread touched: slot(site) lives in the
+ * chunk record.chunk[site / LT_SLOTS_PER_CHUNK] at index site % LT_SLOTS_PER_CHUNK.  A
+ * record is recycled when its thread exits (counters are sums, so the next occupant adds
+ * to them); slot.thread_gen tells a new occupant's first touch of a site.
+ *
+ * Timing.  Counts are exact.  Times are measured for every acquisition that waited (or
+ * found the lock held), for the first LT_EXACT_FIRST acquisitions of each site by each
+ * thread, for all of them where those first ones held the lock LT_LONG_TICKS or more on
+ * average (then two TSC reads cost little, and preemptions inside long sections make a
+ * sample noisy), and otherwise for a random 1 in header.sample_period of the uncontended
+ * ones (two TSC reads cost more than the whole uncontended lock/unlock pair).  A random
+ * sample that lasts LT_OUTLIER_TICKS or more was preempted or interrupted: it counts as
+ * measured, not as a sample (a preemption multiplied by the sampling period would swamp the
+ * estimate); the preemption the untimed sections suffered is added back from the threads'
+ * share of time spent preempted (record.run_delay_ns / record.cpu_ns).  slot.timed counts
+ * the measured acquisitions, timed_free those picked at random; the reader estimates the others
+ * from the random ones alone (the always-timed first ones are not a fair sample: cold caches, page
+ * faults): cs = cs + (acquisitions - timed) * cs_free / timed_free. Likewise for the outermost
+ * sections of a thread (record.*outer*).  With sample_period 1 nothing is estimated.
+ */
+#ifndef LT_LAYOUT_H
+#define LT_LAYOUT_H
+
+#include <stdint.h>
+
+#define LT_RAW_MAGIC       "LTPROF01"
+#define LT_RAW_VERSION     1
+#define LT_HEADER_SIZE     65536
+#define LT_MAX_MODULES     512
+#define LT_MAX_SITES       4096
+#define LT_MAX_FRAMES      8
+#define LT_SLOTS_PER_CHUNK 64
+#define LT_CHUNKS          (LT_MAX_SITES / LT_SLOTS_PER_CHUNK)
+#define LT_ARENA_SIZE      (64u << 20)
+#define LT_EXACT_FIRST     256   /* acquisitions per thread and site always timed */
+#define LT_LONG_TICKS      1000  /* mean hold above which a site is always timed */
+#define LT_OUTLIER_TICKS   50000 /* a sampled short section this long was interrupted */
+
+/* header.flags */
+#define LT_RAW_FINISHED     1u /* the destructor ran: end_tsc/end_mono_ns are valid */
+#define LT_RAW_FORKED_CHILD 2u /* this process began as a fork() of a profiled one */
+#define LT_RAW_PMU_COUNTING 4u /* per-critical-section miss counting is active */
+
+/* header.clock */
+#define LT_CLOCK_TSC  1
+#define LT_CLOCK_MONO 2
+
+/* site.kind */
+#define LT_KIND_MUTEX  1
+#define LT_KIND_RWLOCK 2
+#define LT_KIND_SPIN   3
+
+/* site.origin: how the site's locks came to life */
+#define LT_ORIGIN_INIT   1 /* pthread_*_init(): frames are the init call's backtrace */
+#define LT_ORIGIN_STATIC 2 /* first used without init, in a module's static storage */
+#define LT_ORIGIN_FIRST                                                                            \
+    3 /* first used without init, elsewhere (heap, stack): frames of                               \
+         that first use */
+
+/* site.attr: attributes seen at init (OR of every instance) */
+#define LT_ATTR_PSHARED    1u
+#define LT_ATTR_ROBUST     2u
+#define LT_ATTR_RECURSIVE  4u
+#define LT_ATTR_ERRORCHECK 8u
+#define LT_ATTR_PI         16u
+
+struct lt_raw_header {
+    char magic[8];
+    uint64_t version;
+    uint64_t header_size, module_size, site_size, record_size, slot_size;
+    uint64_t max_modules, max_sites, max_frames, slots_per_chunk;
+    uint64_t modules_off, sites_off, arena_off, arena_size, file_size;
+    uint64_t pid, ppid;
+    uint64_t flags;
+    uint64_t clock; /* LT_CLOCK_* */
+    uint64_t start_ticks, start_mono_ns, start_real_ns;
+    uint64_t end_ticks, end_mono_ns;
+    uint64_t arena_used;      /* bytes handed out, from arena_off */
+    uint64_t arena_committed; /* bytes of the arena backed by fallocate() */
+    uint64_t nmodules, nsites;
+    uint64_t records;         /* offset of the first thread record (list through .next) */
+    uint64_t free_records;    /* offset of the first free record (list through .free_next) */
+    uint64_t next_serial;     /* thread serials handed out (each occupancy gets one) */
+    uint64_t threads_created; /* pthread_create() calls that succeeded */
+    uint64_t threads_live, threads_max_live;
+    uint64_t threads_untracked; /* no record could be allocated (arena full) */
+    uint64_t locks_untracked;   /* lock table full: operations passed through */
+    uint64_t sites_overflow;    /* site table full: counted under site 0 */
+    uint64_t pmu_available, pmu_open_errno, pmu_pfm_error, pmu_type, pmu_config;
+    uint64_t pmu_thread_failures; /* threads whose counter could not be opened */
+    uint64_t sample_period;       /* 1: every section timed; N: see the file comment */
+    uint64_t reserved[29];
+    char pmu_event[128];
+    char pmu_reason[256];
+    char exe[1024];
+    uint64_t cmdline_len;
+    char cmdline[4096]; /* NUL-separated, as /proc/self/cmdline (truncated) */
+};
+
+struct lt_raw_module {
+    uint64_t base; /* load bias (link_map l_addr): vaddr = address - base */
+    uint64_t reserved[3];
+    char path[480];
+};
+
+struct lt_raw_site {
+    uint64_t hash;
+    uint64_t ready; /* 1 once the entry is complete */
+    uint64_t kind, origin, nframes, attr;
+    uint64_t addr_module, addr_vaddr; /* first instance's address: module index + 1, vaddr */
+    uint64_t sym_vaddr;               /* static sites: start of the enclosing symbol */
+    int64_t live, max_live;           /* instances alive now / at most */
+    uint64_t created, destroyed;
+    uint64_t frame_module[LT_MAX_FRAMES]; /* module index + 1 (0: unknown) */
+    uint64_t frame_vaddr[LT_MAX_FRAMES];
+    uint64_t reserved[3];
+};
+
+struct lt_raw_slot {
+    /* first cache line: what every acquisition and release touches */
+    uint64_t thread_gen; /* serial of the last toucher */
+    uint64_t acquisitions, contended;
+    uint64_t timed;               /* acquisitions whose times were measured (see "Timing" above) */
+    uint64_t hold, cs;            /* over timed acquisitions */
+    uint64_t long_cs;             /* 1: sections here are long, so every one is timed */
+    uint64_t remote_acquisitions; /* timed ones where the lock came from another thread */
+    /* second cache line */
+    uint64_t remote_hold, wait, max_hold;
+    uint64_t timed_free, hold_free, cs_free; /* timed at random (sampled, did not wait) */
+    uint64_t trylock_failures, timeouts;
+    /* third cache line */
+    uint64_t read_acquisitions;
+    uint64_t cond_waits, cond_wait;
+    uint64_t misses;  /* hardware counter, lock entry -> release (timed acquisitions) */
+    uint64_t threads; /* distinct threads that touched the site */
+    uint64_t reserved[3];
+};
+
+struct lt_raw_record {
+    uint64_t next;      /* next record (offset), list of all records */
+    uint64_t free_next; /* next free record (offset) */
+    uint64_t serial;    /* current occupant (0: free) */
+    uint64_t tid;
+    uint64_t start_ticks, last_ticks;
+    uint64_t time;      /* lifetimes of past occupants, ticks */
+    uint64_t occupants; /* threads that lived in this record */
+    uint64_t cs_outer;  /* time inside at least one critical section, ticks (timed) */
+    uint64_t outer_sections, outer_timed;   /* outermost sections: all / timed */
+    uint64_t outer_random, cs_outer_random; /* timed at random: count, ticks */
+    uint64_t clock_noise;      /* negative time differences (migration across skewed clocks) */
+    uint64_t foreign_unlocks;  /* unlocks of a lock this thread was not seen to hold */
+    uint64_t held_overflow;    /* acquisitions beyond the tracked nesting depth */
+    uint32_t chunk[LT_CHUNKS]; /* chunk offsets / 64 (0: none) */
+    /* From /proc schedstat when an occupant exits (and for those alive at the end): time
+     * on a CPU, and time runnable but waiting for one (preempted).  The reader uses their
+     * ratio to add the preemption that sampled-out sections suffered. */
+    uint64_t cpu_ns, run_delay_ns, sched_reads;
+    uint64_t pad[13];
+};
+
+/* locktune/profiler/raw.py reads these layouts: keep it in step (it checks the sizes). */
+_Static_assert(sizeof(struct lt_raw_header) <= LT_HEADER_SIZE, "header too large");
+_Static_assert(__builtin_offsetof(struct lt_raw_header, pmu_event) == 592, "header numbers");
+_Static_assert(sizeof(struct lt_raw_module) == 512, "module entry size");
+_Static_assert(sizeof(struct lt_raw_site) == 256, "site entry size");
+_Static_assert(sizeof(struct lt_raw_slot) == 192, "slot size");
+_Static_assert(sizeof(struct lt_raw_record) == 512, "record size");
+
+#endif

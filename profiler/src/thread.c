@@ -1,0 +1,181 @@
+/*
+ * thread.c - thread records: allocation, recycling, slot chunks (see thread.h, layout.h).
+ *
+ * Records and chunks live in the raw file's arena and are handed out under lt_alloc_lock,
+ * which also guards the free list and the header's thread counters.  A thread takes a
+ * record when it starts (or at its first lock call) and gives it back from its TSD
+ * destructor; the next thread to start adopts it and adds to its counters.
+ */
+#define _GNU_SOURCE
+#include "thread.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "prof.h"
+#include "spin.h"
+
+__thread struct lt_tls lt_tls __attribute__((tls_model("initial-exec")));
+int lt_alloc_lock;
+uint32_t lt_sample_period = 1;
+
+static struct lt_raw_record *record_acquire(void)
+{
+    struct lt_raw_header *h = lt_hdr();
+    struct lt_raw_record *r = NULL;
+    uint64_t off;
+    lt_spin_lock(&lt_alloc_lock);
+    if (h->free_records) {
+        r = lt_at(h->free_records);
+        h->free_records = r->free_next;
+        r->free_next = 0;
+    } else if ((off = lt_region_alloc(sizeof(struct lt_raw_record))) != 0) {
+        r = lt_at(off);
+        r->next = h->records;
+        h->records = off;
+    }
+    if (r) {
+        r->serial = ++h->next_serial;
+        r->occupants++;
+        if (++h->threads_live > h->threads_max_live)
+            h->threads_max_live = h->threads_live;
+    } else {
+        h->threads_untracked++;
+    }
+    lt_spin_unlock(&lt_alloc_lock);
+    return r;
+}
+
+static void record_release(struct lt_raw_record *r)
+{
+    struct lt_raw_header *h = lt_hdr();
+    lt_spin_lock(&lt_alloc_lock);
+    r->serial = 0;
+    r->tid = 0;
+    r->free_next = h->free_records;
+    h->free_records = (uint64_t)((char *)r - lt_base);
+    h->threads_live--;
+    lt_spin_unlock(&lt_alloc_lock);
+}
+
+int lt_thread_register(struct lt_tls *t)
+{
+    int saved = lt_busy_enter();
+    struct lt_raw_record *r = record_acquire();
+    if (!r) {
+        lt_busy_exit(saved);
+        t->mode = LT_MODE_OFF;
+        return -1;
+    }
+    t->rec = r;
+    for (int i = 0; i < LT_CHUNKS; i++) /* an adopted record keeps its chunks */
+        t->chunk[i] = r->chunk[i] ? lt_at((uint64_t)r->chunk[i] * 64) : NULL;
+    t->serial = r->serial;
+    t->depth = 0;
+    t->countdown = lt_sample_period;
+    t->rng = 0;
+    r->tid = (uint64_t)syscall(SYS_gettid);
+    r->start_ticks = r->last_ticks = lt_now();
+    t->pmu.fd = -1;
+    if (lt_pmu_counting) {
+        char why[256];
+        if (lt_pmu_thread_open(&lt_pmu_event, &t->pmu, why, sizeof why) != 0)
+            __atomic_fetch_add(&lt_hdr()->pmu_thread_failures, 1, __ATOMIC_RELAXED);
+    }
+    lt_thread_key_set(t);
+    lt_busy_exit(saved);
+    t->mode = LT_MODE_ACTIVE;
+    return 0;
+}
+
+struct lt_tls *lt_thread_slow(struct lt_tls *t)
+{
+    if (t->mode != LT_MODE_NEW)
+        return NULL; /* BUSY, OFF or DEAD: pass through */
+    if (!lt_global_init() || !lt_recording) {
+        /* Not recording in this process (yet: the initialising thread itself). */
+        if (lt_global_done())
+            t->mode = LT_MODE_OFF;
+        return NULL;
+    }
+    return lt_thread_register(t) == 0 ? t : NULL;
+}
+
+static void close_outer(struct lt_tls *t, uint64_t now)
+{
+    if (t->depth > 0)
+        t->rec->cs_outer += lt_elapsed(t->outer_start, now, &t->rec->clock_noise);
+    t->depth = 0;
+}
+
+void lt_sched_read(struct lt_raw_record *r, uint64_t tid)
+{
+    char path[64], buf[128];
+    if (tid)
+        snprintf(path, sizeof path, "/proc/self/task/%llu/schedstat", (unsigned long long)tid);
+    else
+        snprintf(path, sizeof path, "/proc/thread-self/schedstat");
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return;
+    buf[n] = '\0';
+    char *end;
+    unsigned long long cpu = strtoull(buf, &end, 10), delay = strtoull(end, &end, 10);
+    if (end == buf)
+        return;
+    r->cpu_ns += cpu;
+    r->run_delay_ns += delay;
+    r->sched_reads++;
+}
+
+void lt_thread_retire(struct lt_tls *t)
+{
+    if (t->mode != LT_MODE_ACTIVE)
+        return;
+    t->mode = LT_MODE_BUSY;
+    uint64_t now = lt_now();
+    struct lt_raw_record *r = t->rec;
+    close_outer(t, now);
+    r->time += lt_elapsed(r->start_ticks, now, &r->clock_noise);
+    r->start_ticks = 0;
+    r->last_ticks = now;
+    lt_sched_read(r, 0);
+    lt_pmu_thread_close(&t->pmu);
+    record_release(r);
+    t->rec = NULL;
+    t->mode = LT_MODE_DEAD;
+}
+
+void lt_thread_forget(struct lt_tls *t)
+{
+    /* After fork(), in the child: the record belongs to the parent's file.  Start over. */
+    lt_pmu_thread_close(&t->pmu);
+    memset(t, 0, sizeof *t);
+    t->pmu.fd = -1;
+}
+
+struct lt_raw_slot *lt_slot_slow(struct lt_tls *t, uint32_t site)
+{
+    uint32_t i = site / LT_SLOTS_PER_CHUNK;
+    if (!t->chunk[i]) {
+        int saved = lt_busy_enter();
+        lt_spin_lock(&lt_alloc_lock);
+        uint64_t off = lt_region_alloc(LT_SLOTS_PER_CHUNK * sizeof(struct lt_raw_slot));
+        lt_spin_unlock(&lt_alloc_lock);
+        lt_busy_exit(saved);
+        if (!off)
+            return NULL;
+        t->rec->chunk[i] = (uint32_t)(off / 64);
+        t->chunk[i] = lt_at(off);
+    }
+    return lt_slot(t, site);
+}

@@ -1,0 +1,116 @@
+/*
+ * clh - the CLH queue lock (Craig; Landin & Hagersten).
+ *
+ * Like MCS, but implicit: a waiter spins on its *predecessor's* node, so nobody has to link
+ * anything - the XCHG on the tail is the whole enqueue.  The node of the thread ahead becomes
+ * free the moment we are admitted, and we keep it (nodes migrate between threads' pools; the
+ * total stays constant).  Unlike textbook CLH there is no dummy node: an empty queue is a NULL
+ * tail (zero-initialised locks work), and an unlock with nobody behind resets the tail to NULL,
+ * so an idle lock holds no node.
+ *
+ *   node.state: HELD (1) while its thread waits or holds, FREE (0) once it unlocks
+ *   lock:   node.state = HELD; pred = XCHG(tail, node)       (acq_rel)
+ *           pred == NULL: owner.  Else spin until pred.state == FREE (acquire); pred is ours now.
+ *   unlock: CAS(tail, node -> NULL) succeeds: free, the node is ours again.   (release)
+ *           fails: node.state = FREE (release: the hand-over); the successor keeps the node.
+ *
+ * Strict FIFO.  Waiting: LT_WAIT_SPIN; as for MCS, hand-overs to descheduled waiters make it
+ * collapse when threads outnumber CPUs: not for oversubscribed use.
+ * State: 16 bytes (tail, holder's node) + a 128-byte node per thread per lock held or awaited.
+ */
+#include "../algo.h"
+#include "../qnode.h"
+
+enum { CLH_FREE = 0, CLH_HELD = 1 };
+
+struct clh_lock {
+    struct lt_qnode *tail;
+    struct lt_qnode *owner; /* the holder's node (atomic, relaxed) */
+};
+LT_STATE_FITS(struct clh_lock);
+
+static int clh_init(lt_mutex_t *m)
+{
+    (void)m;
+    return 0;
+}
+
+static int clh_destroy(lt_mutex_t *m)
+{
+    return __atomic_load_n(&LT_STATE(m, struct clh_lock)->tail, __ATOMIC_RELAXED) ? EBUSY : 0;
+}
+
+static __attribute__((noinline)) int clh_wait(lt_mutex_t *m, struct lt_qnode *n,
+                                              struct lt_qnode *pred)
+{
+    lt_contended(m);
+    struct lt_spin s = LT_SPIN_INIT;
+    /* acquire: pairs with the predecessor's release of FREE (its critical section). */
+    while (__atomic_load_n(&pred->state, __ATOMIC_ACQUIRE) != CLH_FREE)
+        lt_spin_poll(&s, LT_WAIT_SPIN);
+    lt_qnode_put(pred); /* nobody else refers to it any more */
+    __atomic_store_n(&LT_STATE(m, struct clh_lock)->owner, n, __ATOMIC_RELAXED);
+    return lt_acquired(m);
+}
+
+static int clh_lock(lt_mutex_t *m)
+{
+    struct clh_lock *l = LT_STATE(m, struct clh_lock);
+    struct lt_qnode *n = lt_qnode_get();
+    __atomic_store_n(&n->state, CLH_HELD, __ATOMIC_RELAXED);
+    /* acq_rel: release publishes state = HELD to our successor before it can read it;
+     * acquire takes over the queue from the previous tail. */
+    struct lt_qnode *pred = __atomic_exchange_n(&l->tail, n, __ATOMIC_ACQ_REL);
+    if (__builtin_expect(pred != NULL, 0))
+        return clh_wait(m, n, pred);
+    __atomic_store_n(&l->owner, n, __ATOMIC_RELAXED);
+    return lt_acquired(m);
+}
+
+static int clh_trylock(lt_mutex_t *m)
+{
+    struct clh_lock *l = LT_STATE(m, struct clh_lock);
+    struct lt_qnode *n = lt_qnode_get(), *none = NULL;
+    __atomic_store_n(&n->state, CLH_HELD, __ATOMIC_RELAXED);
+    if (!__atomic_compare_exchange_n(&l->tail, &none, n, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+        lt_qnode_put(n);
+        return EBUSY;
+    }
+    __atomic_store_n(&l->owner, n, __ATOMIC_RELAXED);
+    return lt_acquired(m);
+}
+
+static int clh_timedlock(lt_mutex_t *m, const struct timespec *abstime)
+{
+    return lt_timedlock_poll(m, clh_trylock, abstime);
+}
+
+static int clh_unlock(lt_mutex_t *m)
+{
+    struct clh_lock *l = LT_STATE(m, struct clh_lock);
+    struct lt_qnode *n = __atomic_load_n(&l->owner, __ATOMIC_RELAXED), *expected = n;
+    /* release: the next XCHG on tail (acquire) sees our critical section. */
+    if (__atomic_compare_exchange_n(&l->tail, &expected, NULL, 0, __ATOMIC_RELEASE,
+                                    __ATOMIC_RELAXED)) {
+        lt_qnode_put(n);
+        return 0;
+    }
+    lt_stat(lt_site(m), LT_STAT_HANDOVERS);
+    /* release: the hand-over.  From here the node belongs to our successor. */
+    __atomic_store_n(&n->state, CLH_FREE, __ATOMIC_RELEASE);
+    return 0;
+}
+
+const struct lt_algo lt_algo_clh = {
+    .name = "clh",
+    .caps = LT_CAP_SUPPORTS_COND | LT_CAP_FIFO,
+    .counts = LT_STAT_BIT(LT_STAT_PARKED) | LT_STAT_BIT(LT_STAT_HANDOVERS),
+    .size = sizeof(struct clh_lock),
+    .wait = "spin on predecessor's node, then yield",
+    .init = clh_init,
+    .destroy = clh_destroy,
+    .lock = clh_lock,
+    .trylock = clh_trylock,
+    .timedlock = clh_timedlock,
+    .unlock = clh_unlock,
+};

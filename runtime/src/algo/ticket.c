@@ -1,0 +1,108 @@
+/*
+ * ticket - the ticket lock: take a number, wait until it is served.
+ *
+ *   next:  the next ticket to hand out     owner: the ticket being served
+ *   free iff next == owner;  waiters = next - owner - 1
+ *
+ *   lock:   t = FETCH_ADD(next, 1); spin until owner == t (acquire)
+ *   unlock: owner = owner + 1 (release store; only the holder writes owner)
+ *
+ * Strict FIFO: the doorway (the fetch-and-add) is wait-free and fixes the order.  Every waiter
+ * reads `owner`, so each hand-over invalidates every waiter's copy of the line (global
+ * spinning; twa fixes that).  The cheapest lock when uncontended: one atomic to lock, a plain
+ * store to unlock.
+ *
+ * Waiting: LT_WAIT_SPIN.  A ticket cannot be given back, so a waiter cannot leave (timedlock
+ * polls trylock instead of taking a ticket) and cannot be skipped: when threads outnumber
+ * CPUs the lock is handed to descheduled waiters in turn and throughput collapses.  Not for
+ * oversubscribed use.  State: 8 bytes.
+ */
+#include "../algo.h"
+
+struct ticket_lock {
+    uint32_t next, owner;
+};
+LT_STATE_FITS(struct ticket_lock);
+
+static int ticket_init(lt_mutex_t *m)
+{
+    (void)m;
+    return 0;
+}
+
+static int ticket_destroy(lt_mutex_t *m)
+{
+    struct ticket_lock *l = LT_STATE(m, struct ticket_lock);
+    return __atomic_load_n(&l->next, __ATOMIC_RELAXED) !=
+                   __atomic_load_n(&l->owner, __ATOMIC_RELAXED)
+               ? EBUSY
+               : 0;
+}
+
+static __attribute__((noinline)) int ticket_wait(lt_mutex_t *m, uint32_t t)
+{
+    struct ticket_lock *l = LT_STATE(m, struct ticket_lock);
+    lt_contended(m);
+    struct lt_spin s = LT_SPIN_INIT;
+    while (__atomic_load_n(&l->owner, __ATOMIC_ACQUIRE) != t)
+        lt_spin_poll(&s, LT_WAIT_SPIN);
+    return lt_acquired(m);
+}
+
+static int ticket_lock(lt_mutex_t *m)
+{
+    struct ticket_lock *l = LT_STATE(m, struct ticket_lock);
+    /* relaxed: ordering comes from the acquire load of owner that admits us. */
+    uint32_t t = __atomic_fetch_add(&l->next, 1, __ATOMIC_RELAXED);
+    if (__builtin_expect(__atomic_load_n(&l->owner, __ATOMIC_ACQUIRE) == t, 1))
+        return lt_acquired(m);
+    return ticket_wait(m, t);
+}
+
+static int ticket_trylock(lt_mutex_t *m)
+{
+    struct ticket_lock *l = LT_STATE(m, struct ticket_lock);
+    /* acquire: pairs with the previous holder's release of owner. */
+    uint32_t o = __atomic_load_n(&l->owner, __ATOMIC_ACQUIRE);
+    uint32_t t = o;
+    /* Free iff next == owner: then take ticket o, which is served at once. */
+    return __atomic_compare_exchange_n(&l->next, &t, o + 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)
+               ? lt_acquired(m)
+               : EBUSY;
+}
+
+static int ticket_timedlock(lt_mutex_t *m, const struct timespec *abstime)
+{
+    return lt_timedlock_poll(m, ticket_trylock, abstime);
+}
+
+static __attribute__((noinline)) void ticket_count_handover(lt_mutex_t *m, uint32_t o)
+{
+    if (__atomic_load_n(&LT_STATE(m, struct ticket_lock)->next, __ATOMIC_RELAXED) != o)
+        lt_stat(lt_site(m), LT_STAT_HANDOVERS);
+}
+
+static int ticket_unlock(lt_mutex_t *m)
+{
+    struct ticket_lock *l = LT_STATE(m, struct ticket_lock);
+    uint32_t o = __atomic_load_n(&l->owner, __ATOMIC_RELAXED) + 1; /* only we write it */
+    if (__builtin_expect(lt_stats_on, 0))
+        ticket_count_handover(m, o);
+    /* release: the critical section's writes go to the thread holding ticket o. */
+    __atomic_store_n(&l->owner, o, __ATOMIC_RELEASE);
+    return 0;
+}
+
+const struct lt_algo lt_algo_ticket = {
+    .name = "ticket",
+    .caps = LT_CAP_SUPPORTS_COND | LT_CAP_FIFO,
+    .counts = LT_STAT_BIT(LT_STAT_PARKED) | LT_STAT_BIT(LT_STAT_HANDOVERS),
+    .size = sizeof(struct ticket_lock),
+    .wait = "spin, then yield",
+    .init = ticket_init,
+    .destroy = ticket_destroy,
+    .lock = ticket_lock,
+    .trylock = ticket_trylock,
+    .timedlock = ticket_timedlock,
+    .unlock = ticket_unlock,
+};

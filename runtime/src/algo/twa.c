@@ -1,0 +1,138 @@
+/*
+ * twa - ticket lock augmented with a waiting array (Dice & Kogan, "TWA").
+ *
+ * A ticket lock whose far waiters do not spin on the lock: a waiter more than LTT tickets from
+ * being served waits on a slot of one array shared by every twa lock of the process, chosen by
+ * hashing (lock, ticket); only the next LTT waiters (here 1: the immediate successor) spin on
+ * `grant`.  The hand-over store therefore invalidates one waiter's line, not every waiter's.
+ *
+ *   lock:   tx = FETCH_ADD(ticket, 1); dx = tx - grant
+ *           dx == 0: owner.   dx > LTT: long-term wait -
+ *             loop { u = slot(tx); recheck dx = tx - grant; dx <= LTT: break;
+ *                    spin while slot(tx) == u }            (sample, recheck, then wait)
+ *           short-term: spin until grant == tx
+ *   unlock: grant = grant + 1 (release: the hand-over, first)
+ *           FETCH_ADD(slot(grant + LTT), 1)  (then tell the waiter now LTT away to move up)
+ *
+ * Sampling the slot before re-reading grant is what prevents a lost wake-up: an unlock that
+ * lands between the two reads changes the slot after the sample.  The slot's value means
+ * nothing; a change means "re-read grant".  Collisions only cost a spurious re-read.
+ *
+ * Strict FIFO, like ticket.  Waiting: LT_WAIT_SPIN (the paper spins; parking is its future
+ * work), so like every FIFO spin lock it collapses when threads outnumber CPUs: not for
+ * oversubscribed use.  State: 8 bytes per lock, plus one 32 KiB array per process.
+ */
+#include <stdint.h>
+
+#include "../algo.h"
+
+#define TWA_LTT   1u
+#define TWA_SLOTS 4096u /* power of two; the paper's size */
+
+struct twa_lock {
+    uint32_t ticket, grant;
+};
+LT_STATE_FITS(struct twa_lock);
+
+/* 128-byte aligned: the adjacent-line prefetcher fetches line pairs. */
+static uint64_t twa_wait[TWA_SLOTS] __attribute__((aligned(128)));
+
+static inline uint64_t *twa_slot(const struct twa_lock *l, uint32_t t)
+{
+    /* x127 sends adjacent tickets 1016 bytes apart (different sectors, no stride pattern);
+     * the address keeps two locks moving in step from colliding on every ticket. */
+    return &twa_wait[(((uintptr_t)t * 127u) ^ (uintptr_t)l) & (TWA_SLOTS - 1)];
+}
+
+static int twa_init(lt_mutex_t *m)
+{
+    (void)m;
+    return 0;
+}
+
+static int twa_destroy(lt_mutex_t *m)
+{
+    struct twa_lock *l = LT_STATE(m, struct twa_lock);
+    return __atomic_load_n(&l->ticket, __ATOMIC_RELAXED) !=
+                   __atomic_load_n(&l->grant, __ATOMIC_RELAXED)
+               ? EBUSY
+               : 0;
+}
+
+static __attribute__((noinline)) int twa_queue(lt_mutex_t *m, uint32_t tx, uint32_t dx)
+{
+    struct twa_lock *l = LT_STATE(m, struct twa_lock);
+    lt_contended(m);
+    struct lt_spin s = LT_SPIN_INIT;
+    if (dx > TWA_LTT) {
+        uint64_t *w = twa_slot(l, tx);
+        for (;;) {
+            /* acquire on the slot pairs with the unlocker's release FETCH_ADD: having seen
+             * the new slot value, the re-read below sees the grant stored before it. */
+            uint64_t u = __atomic_load_n(w, __ATOMIC_ACQUIRE);
+            dx = tx - __atomic_load_n(&l->grant, __ATOMIC_ACQUIRE);
+            if (dx <= TWA_LTT)
+                break;
+            while (__atomic_load_n(w, __ATOMIC_ACQUIRE) == u)
+                lt_spin_poll(&s, LT_WAIT_SPIN);
+        }
+    }
+    while (__atomic_load_n(&l->grant, __ATOMIC_ACQUIRE) != tx)
+        lt_spin_poll(&s, LT_WAIT_SPIN);
+    return lt_acquired(m);
+}
+
+static int twa_lock(lt_mutex_t *m)
+{
+    struct twa_lock *l = LT_STATE(m, struct twa_lock);
+    /* relaxed: we are admitted by an acquire load of grant. */
+    uint32_t tx = __atomic_fetch_add(&l->ticket, 1, __ATOMIC_RELAXED);
+    uint32_t dx = tx - __atomic_load_n(&l->grant, __ATOMIC_ACQUIRE);
+    if (__builtin_expect(dx == 0, 1))
+        return lt_acquired(m);
+    return twa_queue(m, tx, dx);
+}
+
+static int twa_trylock(lt_mutex_t *m)
+{
+    struct twa_lock *l = LT_STATE(m, struct twa_lock);
+    uint32_t g = __atomic_load_n(&l->grant, __ATOMIC_ACQUIRE), t = g;
+    /* grant <= ticket always, and grant only grows: ticket == g means free. */
+    return __atomic_compare_exchange_n(&l->ticket, &t, g + 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)
+               ? lt_acquired(m)
+               : EBUSY;
+}
+
+static int twa_timedlock(lt_mutex_t *m, const struct timespec *abstime)
+{
+    return lt_timedlock_poll(m, twa_trylock, abstime);
+}
+
+static int twa_unlock(lt_mutex_t *m)
+{
+    struct twa_lock *l = LT_STATE(m, struct twa_lock);
+    uint32_t k = __atomic_load_n(&l->grant, __ATOMIC_RELAXED) + 1; /* only the holder writes */
+    if (__builtin_expect(lt_stats_on, 0) && __atomic_load_n(&l->ticket, __ATOMIC_RELAXED) != k)
+        lt_stat(lt_site(m), LT_STAT_HANDOVERS);
+    /* release: the hand-over, done first. */
+    __atomic_store_n(&l->grant, k, __ATOMIC_RELEASE);
+    /* release: a waiter that sees the new slot value sees the new grant.  Off the critical
+     * path (the successor already owns the lock), and never skipped, even when nobody seemed
+     * to wait: a waiter that took ticket k + LTT just now may already sleep on this slot. */
+    __atomic_fetch_add(twa_slot(l, k + TWA_LTT), 1, __ATOMIC_RELEASE);
+    return 0;
+}
+
+const struct lt_algo lt_algo_twa = {
+    .name = "twa",
+    .caps = LT_CAP_SUPPORTS_COND | LT_CAP_FIFO,
+    .counts = LT_STAT_BIT(LT_STAT_PARKED) | LT_STAT_BIT(LT_STAT_HANDOVERS),
+    .size = sizeof(struct twa_lock),
+    .wait = "spin (near waiter on the lock, far waiters on a shared array), then yield",
+    .init = twa_init,
+    .destroy = twa_destroy,
+    .lock = twa_lock,
+    .trylock = twa_trylock,
+    .timedlock = twa_timedlock,
+    .unlock = twa_unlock,
+};

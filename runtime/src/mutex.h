@@ -1,0 +1,22 @@
+/*
+ * mutex.h - what condition variables need from mutex.c: releasing a lock entirely for a
+ * wait (whatever its recursion depth) and taking it back.
+ */
+#ifndef LT_MUTEX_H
+#define LT_MUTEX_H
+
+#include <stdint.h>
+
+#include "locktune.h"
+
+/* Whether the calling thread holds m. */
+int lt_mutex_held(const lt_mutex_t *m);
+/* 0 when the caller holds m; else EPERM (reported for default-type locks) or EINVAL. */
+int lt_mutex_cond_check(lt_mutex_t *m);
+/* Release m, held by the caller (lt_mutex_cond_check said so), for a condition wait; *depth
+ * receives its recursion depth. */
+void lt_mutex_cond_release(lt_mutex_t *m, uint32_t *depth);
+/* Take m back after the wait and restore the depth. */
+void lt_mutex_cond_reacquire(lt_mutex_t *m, uint32_t depth);
+
+#endif

@@ -1,0 +1,24 @@
+#include <pthread.h>
+
+static pthread_mutex_t zeroed = LT_MUTEX_INITIALIZER(LT_SITE_INPUT_C_3);
+pthread_mutex_t exported_a = LT_MUTEX_INITIALIZER(LT_SITE_INPUT_C_4), exported_b = LT_MUTEX_INITIALIZER(LT_SITE_INPUT_C_4);
+extern pthread_mutex_t declared_elsewhere;
+static pthread_mutex_t zeroed_array[4];
+static pthread_mutex_t initialised = PTHREAD_MUTEX_INITIALIZER;
+
+int use(void)
+{
+    static pthread_mutex_t function_static = LT_MUTEX_INITIALIZER(LT_SITE_INPUT_C_11);
+    pthread_mutex_t automatic;
+    pthread_mutex_init(&automatic, NULL);
+    pthread_mutex_lock(&function_static);
+    pthread_mutex_unlock(&function_static);
+    return pthread_mutex_destroy(&automatic);
+}
+
+static pthread_mutex_t initialised_later; /* its site is the lt_mutex_init call below */
+
+void start(void)
+{
+    lt_mutex_init(&initialised_later, NULL, LT_SITE_INPUT_C_22);
+}
