@@ -315,12 +315,20 @@ LT_API int lt_mutex_destroy(lt_mutex_t *m)
     return 0;
 }
 
+/* Whether a's own execute (or execute_trylock) takes m: a default-type lock, or a recursive one
+ * when the algorithm keeps the recursion itself. */
+static inline int own_execute(const struct lt_algo *a, const lt_mutex_t *m)
+{
+    uint32_t f = m->_flags;
+    return f == 0 || (f == LT_MUTEX_F_RECURSIVE_ && (a->caps & LT_CAP_RECURSIVE_EXEC));
+}
+
 LT_API void *lt_execute_ex(lt_mutex_t *m, lt_cs_fn fn, void *ctx, unsigned flags)
 {
     const struct lt_algo *a = ops_load(m);
     if (__builtin_expect(!bound(a), 0) && !(m->_flags & LT_MUTEX_F_NATIVE_))
         a = bind_slow(m);
-    if (a && bound(a) && a->execute && m->_flags == 0)
+    if (a && bound(a) && a->execute && own_execute(a, m))
         return a->execute(m, fn, ctx, flags);
     int r = lt_mutex_lock(m);
     if (r != 0) {
@@ -328,6 +336,19 @@ LT_API void *lt_execute_ex(lt_mutex_t *m, lt_cs_fn fn, void *ctx, unsigned flags
         fprintf(stderr, "locktune: error: lt_execute cannot take its lock (%s)\n", strerror(r));
         abort();
     }
+    void *v = fn(ctx);
+    lt_mutex_unlock(m);
+    return v;
+}
+
+void *lt_execute_on_caller(lt_mutex_t *m, lt_cs_fn fn, void *ctx)
+{
+    int r = lt_mutex_lock(m);
+    if (r != 0) {
+        fprintf(stderr, "locktune: error: lt_execute cannot take its lock (%s)\n", strerror(r));
+        abort();
+    }
+    lt_stat(m->_site, LT_STAT_ON_CALLER);
     void *v = fn(ctx);
     lt_mutex_unlock(m);
     return v;
@@ -341,7 +362,9 @@ LT_API void *lt_execute(lt_mutex_t *m, lt_cs_fn fn, void *ctx)
 LT_API int lt_execute_trylock(lt_mutex_t *m, lt_cs_fn fn, void *ctx, void **result)
 {
     const struct lt_algo *a = ops_load(m);
-    if (bound(a) && a->execute_trylock && m->_flags == 0)
+    if (__builtin_expect(!bound(a), 0) && !(m->_flags & LT_MUTEX_F_NATIVE_))
+        a = bind_slow(m);
+    if (a && bound(a) && a->execute_trylock && own_execute(a, m))
         return a->execute_trylock(m, fn, ctx, result);
     int r = lt_mutex_trylock(m);
     if (r != 0)
@@ -399,7 +422,9 @@ void lt_mutex_cond_release(lt_mutex_t *m, uint32_t *depth)
         *depth = m->_count ? m->_count : 1;
         m->_count = 0;
         owner_store(m, 0);
+        lt_thread_self.cond_release = 1;
         a->unlock(m);
+        lt_thread_self.cond_release = 0;
     }
     if (lt_thread_self.deferred_mutex == m)
         lt_cond_flush_deferred();

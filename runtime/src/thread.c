@@ -40,6 +40,8 @@ static void thread_exit(void *arg)
         free(n);
     }
     t->nfree = 0;
+    lt_fc_thread_exit();
+    lt_rcl_thread_exit();
     lt_stats_thread_exit();
 }
 
