@@ -72,6 +72,36 @@ static void prepare(const struct lt_algo *a)
         lt_wait_calibrate(); /* the spin budget of every runtime-side wait */
 }
 
+/* Locks being bound right now.  A thread that forks while another one binds a lock leaves
+ * that lock BINDING for ever in the child, where the binder does not exist (binding an `rcl`
+ * lock starts a server: the window is wide); the child's fork handler resets such locks to
+ * unbound, and the child binds them again.  Best effort: when all slots are taken, a binding
+ * is not recorded. */
+#define BINDING_SLOTS 64
+static lt_mutex_t *binding[BINDING_SLOTS]; /* atomic */
+
+static int binding_enter(lt_mutex_t *m)
+{
+    for (int i = 0; i < BINDING_SLOTS; i++) {
+        lt_mutex_t *none = NULL;
+        if (!__atomic_load_n(&binding[i], __ATOMIC_RELAXED) &&
+            __atomic_compare_exchange_n(&binding[i], &none, m, 0, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED))
+            return i;
+    }
+    return -1;
+}
+
+void lt_mutex_after_fork_child(void)
+{
+    for (int i = 0; i < BINDING_SLOTS; i++) {
+        lt_mutex_t *m = binding[i];
+        binding[i] = NULL;
+        if (m && m->_ops == OPS_BINDING)
+            m->_ops = NULL;
+    }
+}
+
 static __attribute__((noinline)) const struct lt_algo *bind_slow(lt_mutex_t *m)
 {
     lt_runtime_init();
@@ -91,6 +121,7 @@ static __attribute__((noinline)) const struct lt_algo *bind_slow(lt_mutex_t *m)
         if (!__atomic_compare_exchange_n(&m->_ops, &expected, (const void *)OPS_BINDING, 0,
                                          __ATOMIC_RELAXED, __ATOMIC_RELAXED))
             continue;
+        int slot = binding_enter(m);
         a = lt_site_algo(m->_site);
         prepare(a);
         if (a->init(m) != 0) {
@@ -99,6 +130,8 @@ static __attribute__((noinline)) const struct lt_algo *bind_slow(lt_mutex_t *m)
         }
         lt_stat(m->_site, LT_STAT_INSTANCES);
         __atomic_store_n(&m->_ops, (const void *)a, __ATOMIC_RELEASE);
+        if (slot >= 0)
+            __atomic_store_n(&binding[slot], NULL, __ATOMIC_RELAXED);
         return a;
     }
 }

@@ -178,7 +178,6 @@ static bool combine(lt_mutex_t *m, struct oyama_node *list)
         return false;
     struct lt_serving frame;
     lt_serving_push(&frame, m);
-    lt_stat(lt_site(m), LT_STAT_SESSIONS);
     bool handed = false;
     while (list) {
         struct oyama_node *n = list;
@@ -229,6 +228,7 @@ static void release(lt_mutex_t *m)
 /* Holding m: our own section, then `batch`, then release (the paper's releaser). */
 static void *session(lt_mutex_t *m, lt_cs_fn fn, void *ctx, struct oyama_node *batch)
 {
+    lt_stat(lt_site(m), LT_STAT_SESSIONS);
     struct lt_serving frame;
     lt_serving_push(&frame, m);
     frame.pos = batch; /* what a step aside of our own section hands on */
@@ -326,6 +326,8 @@ static int oyama_unlock(lt_mutex_t *m)
         release_quietly(m, batch);
         return 0;
     }
+    if (batch || __atomic_load_n(&l->word, __ATOMIC_RELAXED) != O_LOCKED)
+        lt_stat(lt_site(m), LT_STAT_SESSIONS); /* a lock holder that combines */
     if (batch && combine(m, batch))
         return 0;
     release(m);

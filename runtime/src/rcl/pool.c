@@ -161,7 +161,7 @@ static void note_pool_size(struct rcl_server *srv)
         __atomic_store_n(&srv->ct.max_pool, n, __ATOMIC_RELAXED);
 }
 
-/* A new servicing thread, counted in the pool (and free) before it runs. */
+/* A new servicing thread, counted in the pool (and free) before it runs.  Under pool_lock. */
 static int new_servicing_thread(struct rcl_server *srv)
 {
     struct rcl_sthread *t = calloc(1, sizeof *t);
@@ -171,15 +171,18 @@ static int new_servicing_thread(struct rcl_server *srv)
     t->servicing = 1;
     lt_local_add32(&srv->nservicing, 1, srv->pinned);
     lt_local_add32(&srv->nfree, 1, srv->pinned);
+    /* Listed before it runs (the manager elects from this list), unlisted if it cannot. */
+    t->next_all = srv->all;
+    /* release: the manager, reading the list without the lock, sees t's fields. */
+    __atomic_store_n(&srv->all, t, __ATOMIC_RELEASE);
     int r = spawn(srv, ROLE_SERVICING, rcl_servicing_main, t, &t->thread);
     if (r != 0) {
+        __atomic_store_n(&srv->all, t->next_all, __ATOMIC_RELEASE);
         lt_local_add32(&srv->nservicing, -1, srv->pinned);
         lt_local_add32(&srv->nfree, -1, srv->pinned);
         free(t);
         return r;
     }
-    t->next_all = srv->all; /* under pool_lock (or before the server's threads exist) */
-    __atomic_store_n(&srv->all, t, __ATOMIC_RELEASE);
     lt_local_add64(&srv->ct.threads, 1, srv->pinned);
     note_pool_size(srv);
     return 0;
@@ -403,9 +406,13 @@ int rcl_pool_start(struct rcl_server *srv)
         return r;
     if (mode == MODE_UNDECIDED)
         __atomic_store_n(&mode, srv->fifo ? MODE_FIFO : MODE_DEGRADED, __ATOMIC_RELEASE);
-    if ((r = spawn(srv, ROLE_BACKUP, backup_main, srv, &t)) != 0 ||
-        (r = new_servicing_thread(srv)) != 0)
+    if ((r = spawn(srv, ROLE_BACKUP, backup_main, srv, &t)) != 0)
         return r; /* (a manager without servicing threads waits, harmlessly) */
+    pthread_mutex_lock(&srv->pool_lock);
+    r = new_servicing_thread(srv);
+    pthread_mutex_unlock(&srv->pool_lock);
+    if (r != 0)
+        return r;
     wait_started(srv);
     return 0;
 }
