@@ -290,7 +290,7 @@ static void parse_servers(const char *value)
         char *end;
         errno = 0;
         long cpu = strtol(p, &end, 10);
-        if (end == p || errno || cpu < 0 || cpu >= CPU_SETSIZE)
+        if (end == p || errno || cpu < 0 || cpu > INT_MAX || *p == '-' || *p == '+')
             fatal("LOCKTUNE_SERVERS='%s': expected CPU numbers separated by commas (e.g. 1 or "
                   "1,3), one per RCL server",
                   value);

@@ -69,6 +69,7 @@ static int rcl_init(lt_mutex_t *m)
     l->srv = rcl_server_for_site(m->_site);
     if (!l->srv)
         return EAGAIN;
+    l->slot = rcl_slot_take(l->srv);
     __atomic_fetch_add(&l->srv->nlocks, 1, __ATOMIC_RELAXED);
     return 0;
 }
@@ -76,7 +77,7 @@ static int rcl_init(lt_mutex_t *m)
 static int rcl_destroy(lt_mutex_t *m)
 {
     struct rcl_lock *l = rcl_state(m);
-    if (__atomic_load_n(&l->holder, __ATOMIC_ACQUIRE) ||
+    if (__atomic_load_n(rcl_holder(l), __ATOMIC_ACQUIRE) ||
         __atomic_load_n(&l->callers, __ATOMIC_ACQUIRE))
         return EBUSY;
     unsigned n = __atomic_load_n(&rcl_nids, __ATOMIC_RELAXED);
@@ -87,6 +88,8 @@ static int rcl_destroy(lt_mutex_t *m)
             return EBUSY; /* a request for it is pending */
     }
     __atomic_fetch_sub(&l->srv->nlocks, 1, __ATOMIC_RELAXED);
+    rcl_slot_give(l->srv, l->slot);
+    l->slot = 0;
     return 0;
 }
 
@@ -107,26 +110,24 @@ static inline bool on_server(const struct rcl_lock *l)
  * servicing thread inside a section, or a client that holds it by lock()). */
 static void local_take(lt_mutex_t *m, struct rcl_lock *l)
 {
-    uint32_t who = me_holder();
-    if (lt_local_cas32(&l->holder, 0, who, l->srv->pinned))
+    uint32_t who = me_holder(), *h = rcl_holder(l);
+    if (lt_local_cas32(h, 0, who, l->srv->pinned))
         return;
-    if (__atomic_load_n(&l->holder, __ATOMIC_RELAXED) == who)
+    if (__atomic_load_n(h, __ATOMIC_RELAXED) == who)
         lt_misuse_relock(m); /* the section takes its own lock again: it waits for ever */
     lt_contended(m);
     rcl_pool_before_block(l->srv); /* a client's RELEASE may be what we wait for */
-    while (!lt_local_cas32(&l->holder, 0, who, l->srv->pinned))
+    while (!lt_local_cas32(h, 0, who, l->srv->pinned))
         sched_yield();
 }
 
 static void *rcl_execute(lt_mutex_t *m, lt_cs_fn fn, void *ctx, unsigned flags)
 {
     struct rcl_lock *l = rcl_state(m);
-    uint32_t h = __atomic_load_n(&l->holder, __ATOMIC_RELAXED);
-    if (__builtin_expect(h != 0, 0) && h == me_holder()) {
-        if (m->_flags & LT_MUTEX_F_RECURSIVE_)
-            return fn(ctx); /* we hold it already */
-        lt_misuse_relock(m);
-    }
+    if (__builtin_expect(m->_flags != 0, 0) &&
+        __atomic_load_n(rcl_holder(l), __ATOMIC_RELAXED) == me_holder())
+        return fn(ctx); /* a recursive lock we hold already (a relock of a default-type lock
+                         * is reported by rcl_call's wait, once it lasts) */
     if (__builtin_expect(flags & LT_EXEC_ON_CALLER, 0))
         return lt_execute_on_caller(m, fn, ctx);
     if (__builtin_expect(on_server(l), 0)) { /* a nested section, same server: inline */
@@ -146,7 +147,7 @@ static void *rcl_execute(lt_mutex_t *m, lt_cs_fn fn, void *ctx, unsigned flags)
 static int rcl_execute_trylock(lt_mutex_t *m, lt_cs_fn fn, void *ctx, void **result)
 {
     struct rcl_lock *l = rcl_state(m);
-    uint32_t h = __atomic_load_n(&l->holder, __ATOMIC_RELAXED);
+    uint32_t h = __atomic_load_n(rcl_holder(l), __ATOMIC_RELAXED);
     if (h != 0) {
         if (h != me_holder() || !(m->_flags & LT_MUTEX_F_RECURSIVE_)) {
             lt_stat(m->_site, LT_STAT_TRY_FAILED);
@@ -158,7 +159,7 @@ static int rcl_execute_trylock(lt_mutex_t *m, lt_cs_fn fn, void *ctx, void **res
         return 0;
     }
     if (on_server(l)) {
-        if (!lt_local_cas32(&l->holder, 0, me_holder(), l->srv->pinned)) {
+        if (!lt_local_cas32(rcl_holder(l), 0, me_holder(), l->srv->pinned)) {
             lt_stat(m->_site, LT_STAT_TRY_FAILED);
             return EBUSY;
         }
@@ -187,7 +188,7 @@ static int rcl_lock(lt_mutex_t *m)
         return lt_acquired(m);
     }
     if (__atomic_load_n(&l->callers, __ATOMIC_RELAXED) ||
-        __atomic_load_n(&l->holder, __ATOMIC_RELAXED))
+        __atomic_load_n(rcl_holder(l), __ATOMIC_RELAXED))
         lt_contended(m); /* counts it, and reports a relock */
     lt_lll_lock(&l->callers);
     rcl_call(l->srv, m, RCL_OP_GRANT, NULL, 0);
@@ -197,10 +198,11 @@ static int rcl_lock(lt_mutex_t *m)
 static int rcl_trylock(lt_mutex_t *m)
 {
     struct rcl_lock *l = rcl_state(m);
-    if (__atomic_load_n(&l->holder, __ATOMIC_RELAXED))
+    if (__atomic_load_n(rcl_holder(l), __ATOMIC_RELAXED))
         return EBUSY;
     if (on_server(l))
-        return lt_local_cas32(&l->holder, 0, me_holder(), l->srv->pinned) ? lt_acquired(m) : EBUSY;
+        return lt_local_cas32(rcl_holder(l), 0, me_holder(), l->srv->pinned) ? lt_acquired(m)
+                                                                             : EBUSY;
     uint32_t z = 0;
     /* acquire: as lt_lll_lock's. */
     if (!__atomic_compare_exchange_n(&l->callers, &z, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))

@@ -166,8 +166,13 @@ static void park(struct rcl_server *srv, struct rcl_mailbox *mb, int site)
 }
 
 static __attribute__((noinline)) void wait_slow(struct rcl_server *srv, struct rcl_mailbox *mb,
-                                                int site)
+                                                lt_mutex_t *m)
 {
+    int site = m->_site;
+    /* A lock we hold ourselves (by lock(), or the lock of the section we run as a servicing
+     * thread): the request waits for ever, as a relock does - say so, once it lasts. */
+    if (__atomic_load_n(&m->_owner, __ATOMIC_RELAXED) == lt_self() || rcl_self.cur_lock == m)
+        lt_misuse_relock(m);
     enum rcl_wait_policy p = policy();
     if (sched_getcpu() == srv->cpu) {
         if (p == RCL_WAIT_SPIN)
@@ -197,14 +202,14 @@ static __attribute__((noinline)) void wait_slow(struct rcl_server *srv, struct r
     }
 }
 
-static inline void wait_for(struct rcl_server *srv, struct rcl_mailbox *mb, int site)
+static inline void wait_for(struct rcl_server *srv, struct rcl_mailbox *mb, lt_mutex_t *m)
 {
     for (int i = 0; i < 64; i++) { /* a round trip takes ~100-1000 ns: poll a little first */
         if (done(mb))
             return;
         lt_cpu_relax();
     }
-    wait_slow(srv, mb, site);
+    wait_slow(srv, mb, m);
 }
 
 /* ---- posting ---- */
@@ -233,7 +238,7 @@ void *rcl_call(struct rcl_server *srv, lt_mutex_t *m, lt_cs_fn fn, void *ctx, un
     __atomic_store_n(&mb->function, fn, __ATOMIC_SEQ_CST);
     if (__builtin_expect(__atomic_load_n(&srv->state, __ATOMIC_SEQ_CST) != RCL_RUNNING, 0))
         rcl_server_kick(srv);
-    wait_for(srv, mb, m->_site);
+    wait_for(srv, mb, m);
     void *r = __atomic_load_n(&mb->context, __ATOMIC_RELAXED);
     if (carried)
         memcpy(ctx, mb->inline_ctx, size);

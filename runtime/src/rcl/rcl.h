@@ -31,6 +31,7 @@
 #define RCL_MAILBOXES  4096 /* 256 KiB of mailboxes per server (the paper's fixed size) */
 #define RCL_OVERFLOW   (RCL_MAILBOXES - 1) /* shared, serialised, by threads beyond the rest */
 #define RCL_INLINE_CTX 32                  /* context bytes carried in the mailbox line */
+#define RCL_HOLDERS    65536               /* holder words per server (256 KiB) */
 
 /* Requests other than a section, in the function word (never valid function addresses). */
 #define RCL_OP_GRANT    ((lt_cs_fn)(uintptr_t)1) /* lock(): take the lock for the client */
@@ -58,12 +59,21 @@ struct rcl_mailbox {
 } __attribute__((aligned(RCL_LINE)));
 _Static_assert(sizeof(struct rcl_mailbox) == RCL_LINE, "a mailbox is one cache line");
 
-/* An RCL lock's state, in lt_mutex_t._u (16 bytes). */
+/*
+ * An RCL lock's state, in lt_mutex_t._u (24 bytes).  The holder word - client id + 1 of whoever
+ * holds the lock, 0 when free - is written only by the server's threads (core-local CAS); it
+ * lives in the server's holder table (slot > 0), not in the lock: a client reads the lock (the
+ * algorithm, the server, the slot) at every lt_execute, and a holder written there at every
+ * section would bring the lock's line back and forth between the client and the server, a
+ * round trip per section.  The table has RCL_HOLDERS slots per server, taken at init and given
+ * back by lt_mutex_destroy; a lock that finds none free (or is freed without lt_mutex_destroy,
+ * whose slot is then lost) keeps its holder inline.
+ */
 struct rcl_lock {
-    uint32_t holder;        /* client id + 1 of the holder, 0 when free: written only by the
-                             * server's threads (core-local CAS); clients only read it */
+    uint32_t slot;          /* index in srv->holders, 0: the inline holder below */
     uint32_t callers;       /* lll.h word: one lock() caller at a time asks for the lock */
     struct rcl_server *srv; /* set at init */
+    uint32_t holder;        /* the holder word when slot == 0 */
 };
 LT_STATE_FITS(struct rcl_lock);
 
@@ -102,6 +112,10 @@ struct rcl_server {
     /* read-mostly */
     struct rcl_mailbox *mb; /* RCL_MAILBOXES, page-aligned, first touched on the server CPU */
     uint32_t *claims;       /* RCL_MAILBOXES: 1 while a servicing thread owns the request */
+    uint32_t *holders;      /* RCL_HOLDERS holder words (struct rcl_lock) */
+    uint64_t *slots_used;   /* RCL_HOLDERS bits, under slots_lock */
+    unsigned slots_hint;    /* under slots_lock: where to look for a free slot */
+    pthread_mutex_t slots_lock;
     int cpu;
     int number;      /* the first server number placed on this CPU */
     bool fifo;       /* its threads run under SCHED_FIFO */
@@ -146,6 +160,12 @@ struct rcl_client {
 };
 extern __thread struct rcl_client rcl_self __attribute__((tls_model("initial-exec")));
 
+/* The holder word of a lock. */
+static inline uint32_t *rcl_holder(struct rcl_lock *l)
+{
+    return l->slot ? &l->srv->holders[l->slot] : &l->holder;
+}
+
 /* ---- clients.c ---- */
 extern uint32_t rcl_nids;    /* atomic: 1 + the highest client id in use */
 int32_t rcl_client_id(void); /* the calling thread's id (allocated on first use) */
@@ -160,7 +180,9 @@ const char *rcl_wait_name(enum rcl_wait_policy p);
 /* ---- server.c ---- */
 struct rcl_server *rcl_server_for_site(int site); /* created and started on first use */
 void rcl_server_kick(struct rcl_server *srv);     /* wake it, or start it after a fork */
-void rcl_move_off_servers(void); /* the calling thread leaves the SCHED_FIFO servers' CPUs */
+void rcl_move_off_servers(void);                  /* the calling thread leaves the servers' CPUs */
+uint32_t rcl_slot_take(struct rcl_server *srv);   /* a holder slot, or 0 */
+void rcl_slot_give(struct rcl_server *srv, uint32_t s); /* back (0: nothing) */
 void *rcl_servicing_main(void *arg);
 /* A servicing thread releases a lock of its own server. */
 void rcl_holder_release(struct rcl_server *srv, struct rcl_lock *l);

@@ -136,6 +136,7 @@ static void child_after_fork(void)
             continue;
         memset(srv->mb, 0, RCL_MAILBOXES * sizeof *srv->mb);
         memset(srv->claims, 0, RCL_MAILBOXES * sizeof *srv->claims);
+        pthread_mutex_init(&srv->slots_lock, NULL);
         srv->state = RCL_STOPPED;
         srv->parked_clients = 0;
         srv->alive = 0;
@@ -161,20 +162,59 @@ static void install_fork_handlers(void)
 
 /* ---- servers ---- */
 
+/* One region: the mailboxes, the claims, the holder table, the slot bitmap. */
+static size_t region_bytes(void)
+{
+    return RCL_MAILBOXES * (sizeof(struct rcl_mailbox) + sizeof(uint32_t)) +
+           RCL_HOLDERS * sizeof(uint32_t) + RCL_HOLDERS / 8;
+}
+
+uint32_t rcl_slot_take(struct rcl_server *srv)
+{
+    uint32_t slot = 0;
+    const unsigned words = RCL_HOLDERS / 64;
+    pthread_mutex_lock(&srv->slots_lock);
+    for (unsigned n = 0, w = srv->slots_hint; n < words; n++, w = (w + 1) % words)
+        if (~srv->slots_used[w]) {
+            unsigned b = (unsigned)__builtin_ctzll(~srv->slots_used[w]);
+            srv->slots_used[w] |= 1ull << b;
+            srv->slots_hint = w;
+            slot = w * 64 + b;
+            break;
+        }
+    pthread_mutex_unlock(&srv->slots_lock);
+    if (slot) /* relaxed: published with the lock (the binding's release store) */
+        __atomic_store_n(&srv->holders[slot], 0, __ATOMIC_RELAXED);
+    return slot;
+}
+
+void rcl_slot_give(struct rcl_server *srv, uint32_t slot)
+{
+    if (!slot)
+        return;
+    pthread_mutex_lock(&srv->slots_lock);
+    srv->slots_used[slot / 64] &= ~(1ull << (slot % 64));
+    pthread_mutex_unlock(&srv->slots_lock);
+}
+
 static struct rcl_server *create(int cpu, int number)
 {
     struct rcl_server *srv = aligned_alloc(RCL_LINE, sizeof *srv);
     if (!srv)
         return NULL;
     memset(srv, 0, sizeof *srv);
-    size_t bytes = RCL_MAILBOXES * (sizeof(struct rcl_mailbox) + sizeof(uint32_t));
-    void *mb = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *mb =
+        mmap(NULL, region_bytes(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (mb == MAP_FAILED) {
         free(srv);
         return NULL;
     }
     srv->mb = mb; /* page-aligned, zero: every function word NULL */
     srv->claims = (uint32_t *)(srv->mb + RCL_MAILBOXES);
+    srv->holders = srv->claims + RCL_MAILBOXES;
+    srv->slots_used = (uint64_t *)(srv->holders + RCL_HOLDERS);
+    srv->slots_used[0] = 1; /* slot 0 means "inline" */
+    pthread_mutex_init(&srv->slots_lock, NULL);
     srv->cpu = cpu;
     srv->number = number;
     srv->state = RCL_STOPPED;
@@ -231,10 +271,11 @@ void rcl_holder_release(struct rcl_server *srv, struct rcl_lock *l)
     /* The holder is free before we look at the state, against idle_sleep's SLEEPING before its
      * look at the holders.  On one CPU program order gives that (release: the next holder
      * sees the section's writes); across CPUs it takes seq_cst on both sides. */
+    uint32_t *h = rcl_holder(l);
     if (srv->pinned)
-        __atomic_store_n(&l->holder, 0, __ATOMIC_RELEASE);
+        __atomic_store_n(h, 0, __ATOMIC_RELEASE);
     else
-        __atomic_exchange_n(&l->holder, 0, __ATOMIC_SEQ_CST);
+        __atomic_exchange_n(h, 0, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&srv->state, __ATOMIC_SEQ_CST) == RCL_SLEEPING)
         rcl_server_kick(srv); /* requests for this lock may be waiting */
 }
@@ -334,7 +375,7 @@ static int serve(struct rcl_server *srv, struct rcl_sthread *self, unsigned i, l
     if (f == RCL_OP_RELEASE) {
         rcl_holder_release(srv, l);
         complete(self, r, NULL);
-    } else if (!lt_local_cas32(&l->holder, 0, (uint32_t)real_me + 1, local)) {
+    } else if (!lt_local_cas32(rcl_holder(l), 0, (uint32_t)real_me + 1, local)) {
         if (f != RCL_OP_TRYGRANT) {
             unclaim(claim);
             return 0;
@@ -363,7 +404,7 @@ static bool servable(struct rcl_server *srv)
         if (f) {
             lt_mutex_t *m = __atomic_load_n(&r->lock, __ATOMIC_RELAXED);
             found = f == RCL_OP_RELEASE || f == RCL_OP_TRYGRANT ||
-                    __atomic_load_n(&rcl_state(m)->holder, __ATOMIC_SEQ_CST) == 0;
+                    __atomic_load_n(rcl_holder(rcl_state(m)), __ATOMIC_SEQ_CST) == 0;
         }
         unclaim(&srv->claims[i]);
     }
@@ -450,7 +491,7 @@ void *rcl_servicing_main(void *arg)
         /* The first thread touches the mailboxes first: their pages come from the server
          * CPU's NUMA node (first-touch placement).  Then the server is open. */
         long page = sysconf(_SC_PAGESIZE);
-        size_t bytes = RCL_MAILBOXES * (sizeof(struct rcl_mailbox) + sizeof(uint32_t));
+        size_t bytes = region_bytes();
         for (size_t off = 0; off < bytes; off += (size_t)(page > 0 ? page : 4096))
             ((volatile unsigned char *)srv->mb)[off] = 0;
         /* release: a client that sees RUNNING sees the server set up. */
@@ -458,6 +499,7 @@ void *rcl_servicing_main(void *arg)
         lt_futex_wake(&srv->state, INT_MAX); /* the starter, the manager, the backup */
     }
     uint64_t idle_since = 0;
+    unsigned idle_passes = 0;
     for (;;) {
         unsigned served = pass(srv, self);
         if (__atomic_load_n(&srv->nservicing, __ATOMIC_RELAXED) > 1) {
@@ -466,8 +508,11 @@ void *rcl_servicing_main(void *arg)
         }
         if (served) {
             idle_since = 0;
+            idle_passes = 0;
             continue;
         }
+        if (++idle_passes & 63)
+            continue; /* the clock every 64 empty passes: ~20 ns a read, on the server's path */
         uint64_t now = lt_now_ns();
         if (!idle_since) {
             idle_since = now;
