@@ -17,8 +17,9 @@
  *               then signals c1: all three complete (the pool must grow twice, and under
  *               SCHED_FIFO the manager must elect the new thread past the spinning one);
  *   sleep       a section sleeps 100 ms (blocked in the kernel) while another lock of the
- *               same server keeps being served: at least 20 sections (typically thousands),
- *               none slower than 80 ms (one stuck behind the sleeper takes ~100 ms);
+ *               same server keeps being served: at least 20 sections complete meanwhile
+ *               (typically thousands; stuck behind the sleeper, the first would return only
+ *               after it);
  *   posixlock   likewise, a section blocked 50 ms on a contended glibc mutex;
  *   ctx         a context whose size is given (LT_EXEC_CTX_SIZE) and fits travels in the
  *               mailbox line and comes back; a bigger one, or none given, by pointer;
@@ -205,10 +206,10 @@ static void sleep_test(void)
     pthread_join(t, NULL);
     printf("  sleep: %ld sections on another lock during the 100 ms section, slowest %.1f ms\n",
            during, worst * 1e3);
-    /* Stuck behind the sleeping section, the first would take ~100 ms; the margins are for a
-     * loaded machine. */
+    /* Stuck behind the sleeping section, the first would return only after it: during == 1.
+     * (The slowest one is printed, not checked: on a loaded machine a thread can wait for a
+     * CPU that long by itself.) */
     CHECK(during >= 20);
-    CHECK(worst < 0.08);
 }
 
 /* ---- posixlock: a section blocked on a contended glibc mutex ---- */
@@ -254,8 +255,7 @@ static void posixlock(void)
     printf("  posixlock: %ld sections on another lock while a section waited for a glibc mutex, "
            "slowest %.1f ms\n",
            during, worst * 1e3);
-    CHECK(during >= 20);
-    CHECK(worst < 0.04);
+    CHECK(during >= 20); /* stuck behind the blocked section, the first would never return */
 }
 
 /* ---- ctx: a context of up to 32 bytes rides in the mailbox line ---- */
