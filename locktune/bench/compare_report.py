@@ -104,10 +104,14 @@ def verdict_lines(summary: list[dict]) -> list[str]:
     out = []
     for p in summary:
         parts = []
-        if p["best"]:
-            parts.append(f"best {p['best']['variant']} {p['best']['ratio']:.2f}x")
-        if p["header"] and p["header_ratio"] is not None:
-            parts.append(f"{p['header']} {p['header_ratio']:.2f}x")
+        best = p["best"]
+        if best and best["variant"] == p["header"]:
+            parts.append(f"{p['header']} {best['ratio']:.2f}x (the best)")
+        else:
+            if best:
+                parts.append(f"best {best['variant']} {best['ratio']:.2f}x")
+            if p["header"] and p["header_ratio"] is not None:
+                parts.append(f"{p['header']} {p['header_ratio']:.2f}x")
         if parts:
             out.append(f"{_label(p)}: " + ", ".join(parts) + " the original's throughput")
     return out
