@@ -52,6 +52,14 @@ def shown(cmd: str) -> None:
     say(f"$ {cmd}", 4)
 
 
+def shown_path(path: Path) -> str:
+    """A path as a person reads it: relative to the current directory when under it."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
 def usable_cpus() -> int:
     return len(os.sched_getaffinity(0))
 
@@ -116,7 +124,7 @@ def main() -> int:
         f"locktune demo: {app.name} ({threads} threads on {cpus} CPUs; "
         f"hot lock {app.hot_lock}, one op = one {app.op})"
     )
-    say(f"output folder: {out}")
+    say(f"output folder: {shown_path(out)}")
 
     step(1, total, "what this machine offers (locktune doctor)")
     say(doctor_line(p), 4)
@@ -144,7 +152,7 @@ def main() -> int:
     step(4, total, "report: the sites ranked, an algorithm recommended for each")
     shown("locktune report profile.json --top 5 --html report.html")
     say(p.report().rstrip(), 6)
-    say(f"the same with charts: {out / 'report.html'}", 6)
+    say(f"the same with charts: {shown_path(out / 'report.html')}", 6)
 
     step(5, total, "rewrite it with the profile: critical sections become functions")
     shown(
@@ -198,8 +206,11 @@ def main() -> int:
     else:
         errors = "; ".join(header.get("errors") or []) or "no run succeeded"
         say(f"{app.name}: the rewritten program could not be compared: {errors}")
-    say(f"took {time.monotonic() - started:.0f} s; every command is in {out / 'commands.sh'}")
-    say(f"artefacts: {out}")
+    say(
+        f"took {time.monotonic() - started:.0f} s; every command is in "
+        f"{shown_path(out / 'commands.sh')}"
+    )
+    say(f"artefacts: {shown_path(out)}")
     return 0 if ratio else 1
 
 
