@@ -30,6 +30,7 @@ def build(
         }
         for k in (
             "column",
+            "kind",
             "lock_key",
             "candidate_sites",
             "by_pointer",
@@ -62,8 +63,11 @@ def build(
         status = "failed" if st.error else ("rewritten" if rel in written else "unchanged")
         files.append({"file": rel, "status": status, "error": st.error})
     fallbacks = [f for st in states.values() for f in st.fallbacks]
-    kept = [s for s in sections if s["status"] == "kept"]
-    extracted = [s for s in sections if s["status"] == "extracted"]
+    # A lock wrapper's own lock call and an unlock whose section began in a caller are listed
+    # (kind "wrapper" / "unlock-only") but are not critical sections: they do not count.
+    real = [s for s in sections if s.get("kind", "section") == "section"]
+    kept = [s for s in real if s["status"] == "kept"]
+    extracted = [s for s in real if s["status"] == "extracted"]
     return {
         "schema": SCHEMA,
         "source_root": str(root),
@@ -106,7 +110,8 @@ def build(
             "files": len(states),
             "files_rewritten": len(written),
             "files_failed": sum(1 for st in states.values() if st.error),
-            "sections": len(sections),
+            "sections": len(real),
+            "fragments": len(sections) - len(real),
             "extracted": len(extracted),
             "kept": len(kept),
             "kept_reasons": dict(Counter(s["reason"] or "?" for s in kept).most_common()),
@@ -131,6 +136,11 @@ def summary_text(rep: dict, report_path: str | None) -> str:
             f"  critical sections  {s['sections']} found, {s['extracted']} extracted "
             f"({pct:.0f}%), {s['kept']} kept as lock/unlock"
         )
+        if s.get("fragments"):
+            lines.append(
+                f"    also {s['fragments']} lock calls of wrapper functions and unlocks of "
+                "sections that begin in a caller (kept as calls, not counted)"
+            )
         reasons = list(s["kept_reasons"].items())
         for reason, n in reasons[:SUMMARY_REASONS]:
             lines.append(f"    kept {n:>4}  {reason}")

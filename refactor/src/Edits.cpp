@@ -37,8 +37,11 @@ std::string EditContext::render(Span Range) const
     unsigned Pos = Range.Begin;
     for (const Edit *E : Inside) {
         // Inside (or overlapping) a range already replaced: part of that replacement.
-        if (E->Range.Begin < Pos)
+        if (E->Range.Begin < Pos) {
+            if (E->Range.End > Pos) // straddles the end of what was replaced
+                Src.noteEditConflict();
             continue;
+        }
         Out += Src.text(Span{Pos, E->Range.Begin}).str();
         Out += E->Text();
         Pos = E->Range.End;

@@ -37,7 +37,9 @@ public:
         return Edits.empty();
     }
 
-    // The bytes of Range with the edits that lie inside it applied.
+    // The bytes of Range with the edits that lie inside it applied.  Two edits that overlap
+    // without one containing the other are a bug: the first is applied and the SourceText
+    // records the conflict (the file must then not be written).
     std::string render(Span Range) const;
 
 private:

@@ -180,6 +180,10 @@ void Emitter::name(FunctionContext &F, Section &S)
     S.CtxType = unique(S.FnName + "_ctx", true);
     S.CtxVar = unique("lt_cs" + std::to_string(S.Number), false);
     S.ExitVar = unique("lt_exit" + std::to_string(S.Number), false);
+    if (S.Trylock) {
+        S.ResVar = unique("lt_res" + std::to_string(S.Number), false);
+        S.ExitVar = "(intptr_t)" + S.ResVar;
+    }
     S.CtxParam = unique("lt_ctx", false);
     S.ArgParam = unique("lt_arg", false);
     bool In = hasIn(S), Out = hasOut(S);
@@ -257,7 +261,7 @@ std::string Emitter::lockExpr(FunctionContext &F, const Section &S) const
 
 std::string Emitter::function(FunctionContext &F, Section &S) const
 {
-    unsigned LockLine = Src.line(S.Whole.Begin);
+    unsigned LockLine = Src.line(Src.offset(S.Lock.Call->getBeginLoc()).value_or(S.Whole.Begin));
     unsigned EndLine = S.EndLines.empty() ? Src.line(S.Whole.End) : S.EndLines.back();
     std::string Lines = std::to_string(LockLine);
     if (EndLine != LockLine)
@@ -306,7 +310,7 @@ std::string Emitter::function(FunctionContext &F, Section &S) const
         Pro.push_back("errno = " + field(S, true, true, "lt_errno") + ";");
     Out += joinLines(Pro, Unit);
 
-    std::string LockIndent = Src.indentOf(S.Whole.Begin);
+    std::string LockIndent = S.Indent;
     std::string Body = S.Edits->render(S.Body);
     Body = leadOnOwnLine(Body, LockIndent);
     Body = reindent(Body, LockIndent, Unit);
@@ -321,24 +325,9 @@ std::string Emitter::function(FunctionContext &F, Section &S) const
     return Out;
 }
 
-std::string Emitter::callSite(FunctionContext &F, Section &S) const
+std::vector<std::string> Emitter::contextDecl(const Section &S, const std::string &I) const
 {
-    std::string I = Src.indentOf(S.Whole.Begin);
     std::vector<std::string> L;
-    // A label must be followed by a statement, not a declaration: the call site goes in a
-    // block of its own, or (when it declares what the code after it uses) after a ';'.
-    const Stmt *P = F.PM->getParent(S.LockStmt);
-    bool Labelled = P && (isa<LabelStmt>(P) || isa<SwitchCase>(P));
-    bool Hoists = false;
-    for (const Hoisted &H : S.Hoists)
-        Hoists |= H.AfterSection;
-    bool Block = Labelled && !Hoists;
-    if (Labelled && Hoists)
-        L.push_back(";");
-    for (const Hoisted &H : S.Hoists)
-        if (H.AfterSection)
-            L.push_back(declare(H.Var->getType().getUnqualifiedType(), H.Var->getNameAsString()) +
-                        ";");
     if (S.HasCtx) {
         std::vector<std::string> Init;
         for (const Binding &B : S.Bindings) {
@@ -368,14 +357,22 @@ std::string Emitter::callSite(FunctionContext &F, Section &S) const
             L.push_back(Decl + ";");
         }
     }
-    std::string Call = std::string(S.Flags ? "lt_execute_ex(" : "lt_execute(") + lockExpr(F, S) +
-                       ", " + S.FnName + ", " + (S.HasCtx ? "&" + S.CtxVar : "NULL") +
-                       (S.Flags ? ", " + flagNames(S.Flags) : "") + ")";
-    if (S.Tails.empty())
-        L.push_back(Call + ";");
-    else
-        L.push_back("intptr_t " + S.ExitVar + " = (intptr_t)" + Call + ";");
+    return L;
+}
 
+// What follows the section at its call site: the declarations of variables it hoisted (for
+// a trylock, whose context is set up before its if), the early-exit dispatch and the
+// copy-back.
+std::vector<std::string> Emitter::tailLines(FunctionContext &F, Section &S,
+                                            const std::string &I) const
+{
+    std::vector<std::string> L;
+    (void)F;
+    if (S.Trylock)
+        for (const Hoisted &H : S.Hoists)
+            if (H.AfterSection)
+                L.push_back(
+                    declare(H.Var->getType().getUnqualifiedType(), H.Var->getNameAsString()) + ";");
     auto copyBack = [&](unsigned Code, std::vector<std::string> &Out) {
         for (const Hoisted &H : S.Hoists)
             if (!H.AfterSection && H.Tails.count(Code)) {
@@ -439,6 +436,48 @@ std::string Emitter::callSite(FunctionContext &F, Section &S) const
     } else {
         L.insert(L.end(), After.begin(), After.end());
     }
+
+    return L;
+}
+
+std::string Emitter::callSite(FunctionContext &F, Section &S) const
+{
+    std::string I = S.Indent;
+    std::vector<std::string> L;
+    if (S.Trylock) {
+        // The context is set up before the if (trylockSetup); here: what follows success.
+        L = tailLines(F, S, I);
+        std::string Out;
+        for (const std::string &X : L)
+            Out += "\n" + I + X;
+        return Out;
+    }
+    // A label must be followed by a statement, not a declaration: the call site goes in a
+    // block of its own, or (when it declares what the code after it uses) after a ';'.
+    const Stmt *P = F.PM->getParent(S.LockStmt);
+    bool Labelled = P && (isa<LabelStmt>(P) || isa<SwitchCase>(P));
+    bool Hoists = false;
+    for (const Hoisted &H : S.Hoists)
+        Hoists |= H.AfterSection;
+    bool Block = Labelled && !Hoists;
+    if (Labelled && Hoists)
+        L.push_back(";");
+    for (const Hoisted &H : S.Hoists)
+        if (H.AfterSection)
+            L.push_back(declare(H.Var->getType().getUnqualifiedType(), H.Var->getNameAsString()) +
+                        ";");
+    std::vector<std::string> Ctx_ = contextDecl(S, I);
+    L.insert(L.end(), Ctx_.begin(), Ctx_.end());
+    std::string Call = std::string(S.Flags ? "lt_execute_ex(" : "lt_execute(") + lockExpr(F, S) +
+                       ", " + S.FnName + ", " + (S.HasCtx ? "&" + S.CtxVar : "NULL") +
+                       (S.Flags ? ", " + flagNames(S.Flags) : "") + ")";
+    if (S.Tails.empty())
+        L.push_back(Call + ";");
+    else
+        L.push_back("intptr_t " + S.ExitVar + " = (intptr_t)" + Call + ";");
+
+    std::vector<std::string> Rest = tailLines(F, S, I);
+    L.insert(L.end(), Rest.begin(), Rest.end());
 
     std::string Out;
     if (Block) {
@@ -526,6 +565,24 @@ void Emitter::emit(FunctionContext &F, std::vector<Section *> &Extracted)
         Section *SP = S;
         FunctionContext *FP = &F;
         contextOf(S->Parent).replace(S->Whole, [this, FP, SP] { return callSite(*FP, *SP); });
+        if (S->Trylock) {
+            // The context before the if; lt_execute_trylock in place of the trylock.
+            std::optional<unsigned> IfAt = Src.offset(S->TryIf->getBeginLoc());
+            std::string IfIndent = Src.indentOf(*IfAt);
+            contextOf(S->Parent).insert(*IfAt, [this, SP, IfIndent] {
+                std::vector<std::string> L = contextDecl(*SP, IfIndent);
+                L.push_back("void *" + SP->ResVar + ";");
+                std::string Out;
+                for (const std::string &X : L)
+                    Out += X + "\n" + IfIndent;
+                return Out;
+            });
+            contextOf(S->Parent).replace(S->TryCall, [this, FP, SP] {
+                return "lt_execute_trylock(" + lockExpr(*FP, *SP) + ", " + SP->FnName + ", " +
+                       (SP->HasCtx ? "&" + SP->CtxVar : std::string("NULL")) + ", &" + SP->ResVar +
+                       ")";
+            });
+        }
         // Declarations that move into the extracted function leave their old place.
         for (const Binding &B : S->Bindings) {
             if (B.Mode != BindMode::Moved)

@@ -39,6 +39,9 @@ private:
     std::string contextType(const Section &S) const;
     std::string function(FunctionContext &F, Section &S) const;
     std::string callSite(FunctionContext &F, Section &S) const;
+    std::vector<std::string> contextDecl(const Section &S, const std::string &Indent) const;
+    std::vector<std::string> tailLines(FunctionContext &F, Section &S,
+                                       const std::string &Indent) const;
     std::string copyOut(const Section &S, unsigned Code, const std::string &Indent) const;
     std::string lockExpr(FunctionContext &F, const Section &S) const;
     EditContext &contextOf(Section *Owner) const;

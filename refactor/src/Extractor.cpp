@@ -156,6 +156,9 @@ std::optional<std::string> Extractor::run(Report &R)
                 Identity.analyze(F, *S);
                 Why = bindVariables(F, *S);
             }
+            if (!Why && S->Trylock && S->Flags)
+                Why = "a trylock section that " + S->IdentityWhy +
+                      " needs LT_EXEC_* flags, which lt_execute_trylock does not take";
             if (Why) {
                 S->Extract = false;
                 S->Reason = *Why;
@@ -340,6 +343,12 @@ std::optional<std::string> Extractor::run(Report &R)
     if (FileEdits.empty())
         return std::nullopt;
     std::string Out = FileEdits.render(Span{0, unsigned(Src.buffer().size())});
+    if (Src.editConflict()) {
+        R.Diagnostics.push_back({FileName, 0,
+                                 "internal error: overlapping edits; the file is not rewritten "
+                                 "(please report it)"});
+        return std::nullopt;
+    }
     if (Out == Src.buffer())
         return std::nullopt;
     return Out;

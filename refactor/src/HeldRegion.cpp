@@ -221,8 +221,7 @@ std::optional<std::string> HeldWalk::backward(CfgPos End, const StmtPred &IsStar
     return std::nullopt;
 }
 
-std::optional<std::vector<CfgPos>> trylockSuccess(const CfgIndex &G, const CallExpr *Call,
-                                                  ParentMap &PM)
+std::optional<TrylockTest> trylockTest(const CallExpr *Call, ParentMap &PM)
 {
     // Climb from the call to the whole condition, noting when success means "true".
     const Stmt *Cur = Call;
@@ -251,23 +250,30 @@ std::optional<std::vector<CfgPos>> trylockSuccess(const CfgIndex &G, const CallE
             Cur = P;
             continue;
         }
-        if (const auto *If = dyn_cast<IfStmt>(P); If && If->getCond() == Cur) {
-            for (const CFGBlock *B : G.cfg()) {
-                if (B->getTerminatorStmt() != If)
-                    continue;
-                std::vector<CfgPos> Out;
-                auto It = B->succ_begin();
-                if (B->succ_size() != 2)
-                    return std::nullopt;
-                const CFGBlock *S = (SuccessWhenTrue ? *It : *(It + 1)).getReachableBlock();
-                if (S)
-                    Out.push_back(CfgPos{S, 0});
-                return Out;
-            }
-            return std::nullopt;
-        }
+        if (const auto *If = dyn_cast<IfStmt>(P); If && If->getCond() == Cur)
+            return TrylockTest{If, SuccessWhenTrue};
         return std::nullopt;
     }
+}
+
+std::optional<std::vector<CfgPos>> trylockSuccess(const CfgIndex &G, const CallExpr *Call,
+                                                  ParentMap &PM)
+{
+    std::optional<TrylockTest> T = trylockTest(Call, PM);
+    if (!T)
+        return std::nullopt;
+    for (const CFGBlock *B : G.cfg()) {
+        if (B->getTerminatorStmt() != T->If)
+            continue;
+        if (B->succ_size() != 2)
+            return std::nullopt;
+        auto It = B->succ_begin();
+        std::vector<CfgPos> Out;
+        if (const CFGBlock *S = (T->SuccessWhenTrue ? *It : *(It + 1)).getReachableBlock())
+            Out.push_back(CfgPos{S, 0});
+        return Out;
+    }
+    return std::nullopt;
 }
 
 } // namespace locktune

@@ -83,6 +83,14 @@ private:
     std::string What;
 };
 
+// The `if` a trylock call is tested in (`if (pthread_mutex_trylock(m) == 0)`, `!trylock(m)`,
+// `trylock(m) != 0`, ...), and whether success takes its then branch.
+struct TrylockTest {
+    const clang::IfStmt *If = nullptr;
+    bool SuccessWhenTrue = false;
+};
+std::optional<TrylockTest> trylockTest(const clang::CallExpr *Call, clang::ParentMap &PM);
+
 // The CFG blocks where a trylock call has succeeded: the branch of the `if` it is tested in.
 std::optional<std::vector<CfgPos>> trylockSuccess(const CfgIndex &G, const clang::CallExpr *Call,
                                                   clang::ParentMap &PM);

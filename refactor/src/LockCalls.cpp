@@ -219,13 +219,31 @@ std::optional<LockOp> LockCalls::classify(const CallExpr *Call, const FunctionDe
         return direct(*K, Call, Fn);
     }
     auto NamedIt = Named.find(Name);
+    std::string WrapperName = Name;
+    // A macro named with --lock-wrapper whose expansion starts with this call
+    // (`#define LOCK(x) my_acquire(&(x)->spin)`): the call performs the macro's role.
+    if (NamedIt == Named.end() && Call->getBeginLoc().isMacroID()) {
+        const SourceManager &SM = Ctx.getSourceManager();
+        for (SourceLocation L = Call->getBeginLoc(); L.isMacroID();
+             L = SM.getImmediateMacroCallerLoc(L)) {
+            if (!Lexer::isAtStartOfMacroExpansion(L, SM, Ctx.getLangOpts()))
+                break;
+            StringRef Macro = Lexer::getImmediateMacroName(L, SM, Ctx.getLangOpts());
+            auto It = Named.find(Macro.str());
+            if (It != Named.end()) {
+                NamedIt = It;
+                WrapperName = Macro.str();
+                break;
+            }
+        }
+    }
     const Derived &D = derive(Callee);
     if (NamedIt == Named.end() && !D.Valid)
         return std::nullopt;
 
     LockOp Op;
     Op.Call = Call;
-    Op.Wrapper = Name;
+    Op.Wrapper = WrapperName;
     Op.Kind = NamedIt != Named.end() ? NamedIt->second.Role : D.Kind;
     Op.Written = written(Call);
     for (unsigned I = 0; I < Call->getNumArgs(); ++I)

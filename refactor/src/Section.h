@@ -104,6 +104,13 @@ struct Section {
     const clang::Stmt *LockStmt = nullptr; // the lock call's statement (labels excluded)
     const clang::CompoundStmt *Block = nullptr;
     unsigned First = 0, Last = 0; // Block[First] holds the lock call, Block[Last] ends it
+    unsigned BodyFirst = 0;       // the first statement of the section's code (First + 1)
+    // A trylock tested in an if: the section is its success branch (or what follows the if
+    // when the failure branch leaves); lt_execute_trylock replaces the call.
+    bool Trylock = false;
+    const clang::IfStmt *TryIf = nullptr;
+    Span TryCall;       // the trylock call's text
+    std::string Indent; // the indentation of the section's code (and of its call site)
     bool EndIsUnlock = false;
     std::vector<const clang::LabelStmt *> EndLabels; // labels on a final unlock
     Span Whole, Body;
@@ -129,6 +136,7 @@ struct Section {
 
     // Names and text (Emitter).
     std::string FnName, CtxType, CtxVar, ExitVar, CtxParam, ArgParam;
+    std::string ResVar; // a trylock's result (lt_execute_trylock's last argument)
     bool Union = false, HasCtx = false;
     std::unique_ptr<EditContext> Edits; // edits inside this section's own function
 

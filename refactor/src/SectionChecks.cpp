@@ -117,7 +117,7 @@ std::optional<std::string> checkBuiltins(const FunctionContext &F, const Section
             return !(Found = true);
         }
     };
-    for (unsigned I = S.First + 1; I <= S.Last && I < S.Block->size(); ++I) {
+    for (unsigned I = S.BodyFirst; I <= S.Last && I < S.Block->size(); ++I) {
         VaFinder V;
         V.TraverseStmt(S.Block->body_begin()[I]);
         if (V.Found)
@@ -219,7 +219,7 @@ std::optional<std::string> checkVisibility(const FunctionContext &F, const Secti
     NameFinder NF;
     NF.F = &F;
     NF.S = &S;
-    for (unsigned I = S.First + 1; I <= S.Last && I < S.Block->size(); ++I)
+    for (unsigned I = S.BodyFirst; I <= S.Last && I < S.Block->size(); ++I)
         NF.TraverseStmt(const_cast<Stmt *>(S.Block->body_begin()[I]));
     return NF.Problem;
 }

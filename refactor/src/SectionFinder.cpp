@@ -313,7 +313,10 @@ std::optional<Tail> makeTail(FunctionContext &F, const CallExpr *U, Span Whole, 
     return T;
 }
 
-Attempt tryEnd(FunctionContext &F, Section &S, Span LockSpan, size_t K)
+// LockSpan: the lock statement (empty for a trylock's success branch); Start: where the
+// lock is first held, in the CFG.
+Attempt tryEnd(FunctionContext &F, Section &S, Span LockSpan, const std::vector<CfgPos> &Start,
+               size_t K)
 {
     Attempt A;
     const Stmt *EndSt = S.Block->body_begin()[K];
@@ -339,15 +342,10 @@ Attempt tryEnd(FunctionContext &F, Section &S, Span LockSpan, size_t K)
     }
     S.Last = unsigned(K);
 
-    std::optional<CfgPos> Start = F.Cfg->find(S.Lock.Call);
-    if (!Start) {
-        A.Reason = "the lock call at line " + lineOf(F, S.Lock.Call) + " is unreachable";
-        return A;
-    }
     HeldWalk W(*F.Cfg, F.Src, S.Lock.Written);
     Span Whole = S.Whole;
     WalkResult R = W.forward(
-        {CfgPos{Start->Block, Start->Index + 1}},
+        Start,
         [&](const Stmt *X) {
             const LockOp *Op = F.op(X);
             return Op && Op->Kind == OpKind::Unlock && Op->Identity == Id;
@@ -472,6 +470,104 @@ std::string diagnose(FunctionContext &F, Section &S)
            "the section";
 }
 
+// Tries each later statement of the block that could end the section, in order.
+void searchEnd(FunctionContext &F, Section &S, Span StartSpan, const std::vector<CfgPos> &Start)
+{
+    const std::string &Id = S.Lock.Identity;
+    std::vector<const Stmt *> Kids(S.Block->body_begin(), S.Block->body_end());
+    std::string FirstFailure;
+    for (size_t K = S.BodyFirst; K < Kids.size(); ++K) {
+        const Stmt *St = Kids[K];
+        if (isa<SwitchCase>(St))
+            break; // control may enter here from the switch, without the lock
+        if (isRelockOf(F, St, Id))
+            break;
+        std::vector<const CallExpr *> Finals;
+        if (!unlockOf(F, St, Id))
+            tailPositionUnlocks(F, St, Id, Finals);
+        if (!unlockOf(F, St, Id) && Finals.empty())
+            continue;
+        Attempt A = tryEnd(F, S, StartSpan, Start, K);
+        if (A.Ok) {
+            S.Structured = true;
+            std::sort(S.EndLines.begin(), S.EndLines.end());
+            return;
+        }
+        if (FirstFailure.empty())
+            FirstFailure = A.Reason;
+        if (!A.Beyond) {
+            S.Reason = A.Reason;
+            S.Tails.clear();
+            S.Ends.clear();
+            S.Whole = S.Body = Span{};
+            diagnose(F, S);
+            return;
+        }
+    }
+    S.Tails.clear();
+    S.Ends.clear();
+    S.Whole = S.Body = Span{};
+    S.EndLines.clear();
+    std::string D = diagnose(F, S);
+    S.Reason = FirstFailure.empty() ? D : FirstFailure;
+}
+
+// A trylock tested in an if, whose success branch (or the code after the if, when the
+// failure branch leaves) is a block-structured section: lt_execute_trylock runs it.
+bool trylockSection(FunctionContext &F, Section &S)
+{
+    const CallExpr *Call = S.Lock.Call;
+    if (!Call->getDirectCallee()->getName().contains("trylock"))
+        return false; // a timed lock has no lt_execute counterpart
+    std::optional<TrylockTest> T = trylockTest(Call, *F.PM);
+    if (!T) {
+        S.Reason = "its result is not tested in an if";
+        return false;
+    }
+    const auto *Outer = dyn_cast_or_null<CompoundStmt>(F.PM->getParent(T->If));
+    std::optional<Span> Call_ = F.Src.span(Call->getSourceRange());
+    std::optional<Span> IfSpan = F.Src.stmtSpan(T->If);
+    std::optional<std::vector<CfgPos>> Start = trylockSuccess(*F.Cfg, Call, *F.PM);
+    if (!Outer || !Call_ || !IfSpan || !Start) {
+        S.Reason = "its if is not a statement of a block";
+        return false;
+    }
+    const Stmt *Success = T->SuccessWhenTrue ? T->If->getThen() : T->If->getElse();
+    Span StartSpan;
+    if (const auto *C = dyn_cast_or_null<CompoundStmt>(Success)) {
+        // if (trylock(m) == 0) { ...; unlock(m); }
+        std::optional<unsigned> Open = F.Src.offset(C->getLBracLoc());
+        if (!Open || C->body_empty())
+            return false;
+        S.Block = C;
+        S.BodyFirst = 0;
+        StartSpan = Span{*Open + 1, *Open + 1};
+        std::optional<unsigned> FirstAt = F.Src.offset(C->body_front()->getBeginLoc());
+        S.Indent = FirstAt ? F.Src.indentOf(*FirstAt) : F.Src.indentOf(IfSpan->Begin) + "    ";
+    } else if (!Success && !T->SuccessWhenTrue &&
+               alwaysLeaves(F, T->If->getThen(), Span{IfSpan->End, IfSpan->End})) {
+        // if (trylock(m) != 0) return busy; ...; unlock(m);
+        std::vector<const Stmt *> Kids(Outer->body_begin(), Outer->body_end());
+        S.Block = Outer;
+        S.First = unsigned(std::find(Kids.begin(), Kids.end(), T->If) - Kids.begin());
+        S.BodyFirst = S.First + 1;
+        StartSpan = Span{IfSpan->End, IfSpan->End};
+        S.Indent = F.Src.indentOf(IfSpan->Begin);
+    } else {
+        S.Reason = "its success branch is not a block";
+        return false;
+    }
+    S.Reason.clear();
+    searchEnd(F, S, StartSpan, *Start);
+    if (!S.Structured)
+        return false;
+    S.Trylock = true;
+    S.TryIf = T->If;
+    S.TryCall = *Call_;
+    S.LockStmt = T->If;
+    return true;
+}
+
 } // namespace
 
 std::optional<Span> statementSpan(const FunctionContext &F, const Stmt *S)
@@ -580,10 +676,18 @@ Section findSection(FunctionContext &F, const LockOp &Op)
     S.Fn = F.Fn;
     S.Lock = Op;
     if (Op.Kind == OpKind::Trylock) {
+        if (trylockSection(F, S))
+            return S;
+        std::string Why = S.Reason;
+        S = Section();
+        S.Fn = F.Fn;
+        S.Lock = Op;
         S.Reason = Op.Call->getDirectCallee()->getName().contains("trylock")
                        ? "trylock: the section stays as lt_mutex_trylock/lt_mutex_unlock calls"
                        : "timed lock: the section stays as lt_mutex_timedlock/lt_mutex_unlock "
                          "calls";
+        if (!Why.empty())
+            S.Reason += " (" + Why + ")";
         if (std::optional<std::vector<CfgPos>> From = trylockSuccess(*F.Cfg, Op.Call, *F.PM)) {
             HeldWalk W(*F.Cfg, F.Src, Op.Written);
             WalkResult R = W.forward(
@@ -646,41 +750,14 @@ Section findSection(FunctionContext &F, const LockOp &Op)
     S.LockStmt = E;
     std::vector<const Stmt *> Kids(S.Block->body_begin(), S.Block->body_end());
     S.First = unsigned(std::find(Kids.begin(), Kids.end(), Top) - Kids.begin());
-    std::string FirstFailure;
-    for (size_t K = S.First + 1; K < Kids.size(); ++K) {
-        const Stmt *St = Kids[K];
-        if (isa<SwitchCase>(St))
-            break; // control may enter here from the switch, without the lock
-        if (isRelockOf(F, St, Op.Identity))
-            break;
-        std::vector<const CallExpr *> Finals;
-        if (!unlockOf(F, St, Op.Identity))
-            tailPositionUnlocks(F, St, Op.Identity, Finals);
-        if (!unlockOf(F, St, Op.Identity) && Finals.empty())
-            continue;
-        Attempt A = tryEnd(F, S, *LockSpan, K);
-        if (A.Ok) {
-            S.Structured = true;
-            std::sort(S.EndLines.begin(), S.EndLines.end());
-            return S;
-        }
-        if (FirstFailure.empty())
-            FirstFailure = A.Reason;
-        if (!A.Beyond) {
-            S.Reason = A.Reason;
-            S.Tails.clear();
-            S.Ends.clear();
-            S.Whole = S.Body = Span{};
-            diagnose(F, S);
-            return S;
-        }
+    S.BodyFirst = S.First + 1;
+    std::optional<CfgPos> Pos = F.Cfg->find(Op.Call);
+    if (!Pos) {
+        S.Reason = "the lock call at line " + lineOf(F, Op.Call) + " is unreachable";
+        return S;
     }
-    S.Tails.clear();
-    S.Ends.clear();
-    S.Whole = S.Body = Span{};
-    S.EndLines.clear();
-    std::string D = diagnose(F, S);
-    S.Reason = FirstFailure.empty() ? D : FirstFailure;
+    S.Indent = F.Src.indentOf(LockSpan->Begin);
+    searchEnd(F, S, *LockSpan, {CfgPos{Pos->Block, Pos->Index + 1}});
     return S;
 }
 

@@ -80,7 +80,6 @@ std::optional<Span> SourceText::stmtSpan(const Stmt *S) const
     if (!endsWithSemicolon(S))
         return Sp;
     // The next token after the statement's last one, skipping comments.
-    SourceLocation EndLoc = SM.getComposedLoc(Main, Sp->End);
     Token Tok;
     unsigned Off = Sp->End;
     while (Off < Buffer.size()) {
@@ -94,7 +93,6 @@ std::optional<Span> SourceText::stmtSpan(const Stmt *S) const
             Sp->End = SM.getFileOffset(Tok.getLocation()) + 1;
         break;
     }
-    (void)EndLoc;
     return Sp;
 }
 

@@ -78,7 +78,18 @@ public:
     // that deleting it leaves no blank line behind.
     Span wholeLines(Span S) const;
 
+    // Set when two edits of the file overlap without nesting (a bug: nothing is written).
+    void noteEditConflict() const
+    {
+        EditConflict = true;
+    }
+    bool editConflict() const
+    {
+        return EditConflict;
+    }
+
 private:
+    mutable bool EditConflict = false;
     const clang::SourceManager &SM;
     const clang::LangOptions &LO;
     clang::FileID Main;

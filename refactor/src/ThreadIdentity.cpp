@@ -210,7 +210,7 @@ void ThreadIdentity::analyze(const FunctionContext &F, Section &S)
         return Off && S.inHeld(*Off);
     };
     IdentityFacts Facts;
-    for (unsigned I = S.First + 1; I <= S.Last && I < S.Block->size(); ++I) {
+    for (unsigned I = S.BodyFirst; I <= S.Last && I < S.Block->size(); ++I) {
         IdentityFacts Part = scan(S.Block->body_begin()[I], inHeld, F.Fn);
         if (Facts.OnCaller.empty())
             Facts.OnCaller = Part.OnCaller;

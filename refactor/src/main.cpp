@@ -16,8 +16,10 @@
 #include "clang/Basic/Diagnostic.h"
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/FrontendAction.h"
+#include "clang/Frontend/FrontendActions.h"
 #include "clang/Lex/PPCallbacks.h"
 #include "clang/Lex/Preprocessor.h"
+#include "clang/Lex/PreprocessorOptions.h"
 #include "clang/Tooling/CommonOptionsParser.h"
 #include "clang/Tooling/Tooling.h"
 #include "llvm/ADT/SmallString.h"
@@ -138,6 +140,62 @@ private:
     std::optional<unsigned> &LastInclude;
 };
 
+// Declarations the rewritten text uses, for checking it before the Coccinelle pass has made
+// it include locktune.h (which includes <pthread.h>, hence NULL and intptr_t; the locks are
+// still pthread_mutex_t here, hence `void *`).
+const char *const Prelude = R"(#ifndef LOCKTUNE_H
+#include <stddef.h>
+typedef __INTPTR_TYPE__ intptr_t;
+void *lt_execute(void *m, void *(*fn)(void *), void *ctx);
+void *lt_execute_ex(void *m, void *(*fn)(void *), void *ctx, unsigned flags);
+int lt_execute_trylock(void *m, void *(*fn)(void *), void *ctx, void **result);
+enum { LT_EXEC_ON_CALLER = 1, LT_EXEC_MAY_WAIT = 2 };
+#endif
+)";
+
+// Collects the errors of the check below, as FILE:LINE: message.
+class ErrorList : public DiagnosticConsumer {
+public:
+    std::vector<std::string> Errors;
+    void HandleDiagnostic(DiagnosticsEngine::Level Level, const Diagnostic &Info) override
+    {
+        DiagnosticConsumer::HandleDiagnostic(Level, Info);
+        if (Level < DiagnosticsEngine::Error)
+            return;
+        llvm::SmallString<256> Msg;
+        Info.FormatDiagnostic(Msg);
+        std::string Where;
+        if (Info.hasSourceManager() && Info.getLocation().isValid()) {
+            PresumedLoc P = Info.getSourceManager().getPresumedLoc(
+                Info.getSourceManager().getExpansionLoc(Info.getLocation()));
+            if (P.isValid())
+                Where = std::to_string(P.getLine());
+        }
+        Errors.push_back(Where + ": " + Msg.str().str());
+    }
+};
+
+// Parses the rewritten text with the file's own compile flags: what the tool writes must
+// compile.  Returns the errors (none: it does).
+std::vector<std::string> checkRewritten(CompilerInstance &CI, StringRef Path, StringRef Text)
+{
+    auto Inv = std::make_shared<CompilerInvocation>(CI.getInvocation());
+    PreprocessorOptions &PPO = Inv->getPreprocessorOpts();
+    PPO.addRemappedFile(Path, llvm::MemoryBuffer::getMemBufferCopy(Text, Path).release());
+    PPO.addRemappedFile("/locktune-extract-prelude.h",
+                        llvm::MemoryBuffer::getMemBufferCopy(Prelude).release());
+    PPO.Includes.insert(PPO.Includes.begin(), "/locktune-extract-prelude.h");
+    PPO.RetainRemappedFileBuffers = false;
+    Inv->getFrontendOpts().ProgramAction = frontend::ParseSyntaxOnly;
+    CompilerInstance Check;
+    Check.setInvocation(Inv);
+    ErrorList Errors;
+    Check.createDiagnostics(&Errors, /*ShouldOwnClient=*/false);
+    SyntaxOnlyAction Action;
+    Check.ExecuteAction(Action);
+    return Errors.Errors;
+}
+
 struct Run {
     locktune::ExtractOptions Opts;
     locktune::Report Report;
@@ -164,7 +222,23 @@ public:
         }
         locktune::Extractor X(Ctx, R.Opts, Skipped, LastInclude);
         std::optional<std::string> Text = X.run(R.Report);
-        if (!Text || R.OutDir.empty())
+        if (!Text)
+            return;
+        // What would be written must compile; a rewrite that does not is a bug of the tool,
+        // reported, and the file is left to the other passes as it is.
+        std::vector<std::string> Errors = checkRewritten(CI, Path, *Text);
+        if (!Errors.empty()) {
+            for (const std::string &E : Errors) {
+                llvm::errs() << "locktune-extract: " << Rel << ": internal error: the rewritten "
+                             << "text does not compile (line " << E << "); not rewritten\n";
+                R.Report.Diagnostics.push_back(
+                    {Rel, 0,
+                     "internal error: the rewritten text does not compile (line " + E + ")"});
+            }
+            R.Failed = true;
+            return;
+        }
+        if (R.OutDir.empty())
             return;
         if (Rel == Path) {
             llvm::errs() << "locktune-extract: " << Path << ":0: error: not under the source root "

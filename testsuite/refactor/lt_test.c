@@ -8,6 +8,7 @@
  */
 #include "lt_test.h"
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,8 @@ struct request {
     void *ctx;
     void *result;
     int done;
+    int trylock; /* give up (busy) rather than wait when the lock is taken */
+    int busy;
     struct request *next;
 };
 
@@ -47,9 +50,14 @@ static void *serve(void *arg)
         if (!s->head)
             s->tail = &s->head;
         pthread_mutex_unlock(&s->q_lock);
-        pthread_mutex_lock(s->lock);
-        r->result = r->fn(r->ctx);
-        pthread_mutex_unlock(s->lock);
+        if (r->trylock && pthread_mutex_trylock(s->lock) != 0) {
+            r->busy = 1;
+        } else {
+            if (!r->trylock)
+                pthread_mutex_lock(s->lock);
+            r->result = r->fn(r->ctx);
+            pthread_mutex_unlock(s->lock);
+        }
         pthread_mutex_lock(&s->q_lock);
         r->done = 1;
         pthread_cond_broadcast(&s->done);
@@ -91,6 +99,24 @@ static int local_only(void)
     return v && *v == '1';
 }
 
+/* Runs fn(ctx) on the lock's server, under the lock; with `trylock`, only if the lock is free
+ * (*busy is set otherwise). */
+static void *delegate(struct server *s, lt_cs_fn fn, void *ctx, int trylock, int *busy)
+{
+    atomic_fetch_add_explicit(&delegated, 1, memory_order_relaxed);
+    struct request r = {fn, ctx, NULL, 0, trylock, 0, NULL};
+    pthread_mutex_lock(&s->q_lock);
+    *s->tail = &r;
+    s->tail = &r.next;
+    pthread_cond_signal(&s->q_cond);
+    while (!r.done)
+        pthread_cond_wait(&s->done, &s->q_lock);
+    pthread_mutex_unlock(&s->q_lock);
+    if (busy)
+        *busy = r.busy;
+    return r.result;
+}
+
 void *lt_execute_ex(pthread_mutex_t *m, lt_cs_fn fn, void *ctx, unsigned flags)
 {
     struct server *s = NULL;
@@ -103,21 +129,33 @@ void *lt_execute_ex(pthread_mutex_t *m, lt_cs_fn fn, void *ctx, unsigned flags)
         pthread_mutex_unlock(m);
         return r;
     }
-    atomic_fetch_add_explicit(&delegated, 1, memory_order_relaxed);
-    struct request r = {fn, ctx, NULL, 0, NULL};
-    pthread_mutex_lock(&s->q_lock);
-    *s->tail = &r;
-    s->tail = &r.next;
-    pthread_cond_signal(&s->q_cond);
-    while (!r.done)
-        pthread_cond_wait(&s->done, &s->q_lock);
-    pthread_mutex_unlock(&s->q_lock);
-    return r.result;
+    return delegate(s, fn, ctx, 0, NULL);
 }
 
 void *lt_execute(pthread_mutex_t *m, lt_cs_fn fn, void *ctx)
 {
     return lt_execute_ex(m, fn, ctx, 0);
+}
+
+int lt_execute_trylock(pthread_mutex_t *m, lt_cs_fn fn, void *ctx, void **result)
+{
+    struct server *s = on_server || local_only() ? NULL : server_for(m);
+    void *r;
+    if (s) {
+        int busy = 0;
+        r = delegate(s, fn, ctx, 1, &busy);
+        if (busy)
+            return EBUSY;
+    } else {
+        if (pthread_mutex_trylock(m) != 0)
+            return EBUSY;
+        atomic_fetch_add_explicit(&on_caller, 1, memory_order_relaxed);
+        r = fn(ctx);
+        pthread_mutex_unlock(m);
+    }
+    if (result)
+        *result = r;
+    return 0;
 }
 
 unsigned long lt_test_delegated(void)

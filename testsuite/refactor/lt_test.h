@@ -27,6 +27,8 @@ enum {
 
 void *lt_execute(pthread_mutex_t *m, lt_cs_fn fn, void *ctx);
 void *lt_execute_ex(pthread_mutex_t *m, lt_cs_fn fn, void *ctx, unsigned flags);
+/* Returns EBUSY without running fn when m is not free; else 0, fn's result in *result. */
+int lt_execute_trylock(pthread_mutex_t *m, lt_cs_fn fn, void *ctx, void **result);
 
 /* How many sections ran on a server thread (delegated) and on their caller. */
 unsigned long lt_test_delegated(void);

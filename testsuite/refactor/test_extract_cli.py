@@ -279,3 +279,40 @@ def test_errno_header_added_when_carried_code_needs_it(native_dir, tmp_path, run
         text=True,
     )
     assert res.returncode == 0, res.stderr
+
+
+def test_lock_wrapper_macro(native_dir, tmp_path):
+    """A macro named with --lock-wrapper: the call it expands to takes the macro's role."""
+    src = tmp_path / "m.c"
+    src.write_text(
+        "#include <pthread.h>\nstruct spin {\n    pthread_mutex_t m;\n};\n"
+        "static struct spin s = {PTHREAD_MUTEX_INITIALIZER};\n"
+        "void acquire(pthread_mutex_t *m);\nvoid release(pthread_mutex_t *m);\n"
+        "#define LOCK(x) acquire(&(x)->m)\n#define UNLOCK(x) release(&(x)->m)\n"
+        "static int n;\nint bump(void);\nint bump(void)\n{\n    LOCK(&s);\n    n++;\n"
+        "    UNLOCK(&s);\n    return n;\n}\n"
+    )
+    res = extract(native_dir, src, "--", "-std=gnu11")
+    assert json.loads(res.stdout)["critical_sections"] == []  # unnamed: not a lock
+    out = tmp_path / "out"
+    res = extract(
+        native_dir,
+        "--out-dir",
+        out,
+        "--lock-wrapper",
+        "LOCK=lock",
+        "--lock-wrapper",
+        "UNLOCK=unlock",
+        src,
+        "--",
+        "-std=gnu11",
+    )
+    assert res.returncode == 0, res.stderr
+    (cs,) = json.loads(res.stdout)["critical_sections"]
+    assert (cs["status"], cs["wrapper"], cs["lock"], cs["end_lines"]) == (
+        "extracted",
+        "LOCK",
+        "LOCK(&s)",
+        [16],
+    )
+    assert "lt_execute(&(&s)->m, bump__cs1, NULL);" in (out / "m.c").read_text()

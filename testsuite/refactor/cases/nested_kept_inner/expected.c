@@ -1,38 +1,43 @@
-/* An inner section kept (a trylock) inside an extracted outer one: its calls stay in the
- * outer function, balanced there. */
+/* An inner section kept (a trylock that needs its caller's thread) inside an extracted outer
+ * section: its calls move into the outer function, balanced there, and the outer section
+ * runs on the caller's thread too. */
 #include "harness.h"
 
 static pthread_mutex_t outer = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t inner = PTHREAD_MUTEX_INITIALIZER;
-static long outer_count, inner_count, inner_busy;
+static _Thread_local long mine;
+static long outer_count, inner_count, per_thread[NTHREADS];
 
-/* Critical section of worker() on &outer (input.c:13-21), extracted by locktune-extract. */
+/* Critical section of worker() on &outer (input.c:15-22), extracted by locktune-extract. */
 static void *worker__cs1(void *lt_arg)
 {
     (void)lt_arg;
 
     outer_count++;
     if (pthread_mutex_trylock(&inner) == 0) {
+        mine++;
         inner_count++;
         pthread_mutex_unlock(&inner);
-    } else {
-        inner_busy++;
     }
     return NULL;
 }
 
 static void *worker(void *arg)
 {
-    (void)arg;
+    long id = (long)arg;
     for (int i = 0; i < ITERS; i++) {
-        lt_execute(&outer, worker__cs1, NULL);
+        lt_execute_ex(&outer, worker__cs1, NULL, LT_EXEC_ON_CALLER);
     }
+    per_thread[id] = mine;
     return NULL;
 }
 
 int main(void)
 {
+    long total = 0;
     run_threads(worker);
-    printf("outer %ld inner+busy %ld\n", outer_count, inner_count + inner_busy);
+    for (int i = 0; i < NTHREADS; i++)
+        total += per_thread[i];
+    printf("outer %ld inner %ld mine %ld\n", outer_count, inner_count, total);
     return 0;
 }

@@ -36,4 +36,4 @@ int main(void)
     printf("total %ld\n", table_total);
     return 0;
 }
-// CHECK: if (lt_mutex_trylock(&table_lock) == 0) {
+// CHECK: if (lt_execute_trylock(&table_lock, worker__cs1, &lt_cs1, &lt_res1) == 0) {
