@@ -115,6 +115,14 @@ enum {
     LT_EXEC_ON_CALLER = 1u << 0,
     LT_EXEC_MAY_WAIT = 1u << 1,
 };
+/* A third, optional hint: the context's size in bytes (bits 16-31 of flags), for instance
+ * LT_EXEC_MAY_WAIT | LT_EXEC_CTX_SIZE(sizeof ctx).  With it, `rcl` carries a context of up to
+ * 32 bytes inside the client's mailbox line instead of making the server fetch it (the RCL
+ * paper's optimisation), and copies it back after the section; the section must then use the
+ * context only through its ctx argument (not keep its address).  0 (or a size of 65535 bytes
+ * or more) means unknown. */
+#define LT_EXEC_CTX_SIZE(n)         (((n) >= 0xffffu ? 0xffffu : (unsigned)(n)) << 16)
+#define LT_EXEC_CTX_SIZE_OF_(flags) ((unsigned)(flags) >> 16)
 LT_API void *lt_execute_ex(lt_mutex_t *m, lt_cs_fn fn, void *ctx, unsigned flags);
 /* Like lt_execute, but returns EBUSY without running fn when m is not immediately free. */
 LT_API int lt_execute_trylock(lt_mutex_t *m, lt_cs_fn fn, void *ctx, void **result);

@@ -30,6 +30,10 @@ enum lt_caps {
     LT_CAP_BLOCKING = 1u << 2,      /* waiters eventually sleep in the kernel */
     LT_CAP_FIFO = 1u << 3,          /* strict FIFO hand-off (bounded bypass) */
     LT_CAP_OVERSUB_SAFE = 1u << 4,  /* holds up with more runnable threads than CPUs */
+    /* execute and execute_trylock take recursive-type locks too (they keep the recursion
+     * themselves, e.g. rcl's holder == real_me test); otherwise mutex.c runs a typed lock's
+     * sections by lock, call, unlock */
+    LT_CAP_RECURSIVE_EXEC = 1u << 5,
 };
 
 struct lt_algo {
@@ -68,7 +72,8 @@ extern const struct lt_algo *const lt_algos[];
 extern const unsigned lt_nalgos;
 
 extern const struct lt_algo lt_algo_posix, lt_algo_spin, lt_algo_ticket, lt_algo_twa, lt_algo_mcs,
-    lt_algo_clh, lt_algo_mcstp, lt_algo_mcscr, lt_algo_shfl, lt_algo_shfl_block;
+    lt_algo_clh, lt_algo_mcstp, lt_algo_mcscr, lt_algo_shfl, lt_algo_shfl_block, lt_algo_fc,
+    lt_algo_ccsynch, lt_algo_dsmsynch, lt_algo_oyama, lt_algo_rcl;
 
 /* Helpers for algorithms (mutex.c). */
 
@@ -80,6 +85,11 @@ int lt_timedlock_poll(lt_mutex_t *m, int (*trylock)(lt_mutex_t *), const struct 
 int lt_abstime_check(const struct timespec *abstime);
 
 void lt_misuse_relock(lt_mutex_t *m);
+
+/* lt_execute on the caller's own thread - lock, fn, unlock - for a delegating algorithm's
+ * LT_EXEC_ON_CALLER (and, for combining, LT_EXEC_MAY_WAIT) sections; counted as on_caller.
+ * Aborts with a message if the lock cannot be taken (lt_execute has no error channel). */
+void *lt_execute_on_caller(lt_mutex_t *m, lt_cs_fn fn, void *ctx);
 
 /* Every algorithm calls this once when an acquisition has to wait: the statistics, and the
  * one misuse that always waits - a thread locking a default-type lock it already holds, which

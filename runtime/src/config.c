@@ -1,6 +1,7 @@
 /*
  * config.c - per-site configuration: tables registered by locktune_config.h, and the
- * environment (LOCKTUNE_ALGO, LOCKTUNE_STATS, LOCKTUNE_SPIN_NS) read once at start-up.
+ * environment (LOCKTUNE_ALGO, LOCKTUNE_STATS, LOCKTUNE_SPIN_NS, LOCKTUNE_SERVERS,
+ * LOCKTUNE_RCL_MODE, LOCKTUNE_RCL_WAIT) read once at start-up.
  *
  * Tables are registered from constructors, before main() and normally before any lock is
  * used; lookups afterwards are read-only.  The environment is read by the runtime's own
@@ -13,6 +14,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +40,15 @@ struct algo_override {
 static const struct lt_algo *env_default;
 static struct algo_override *env_sites;
 static unsigned env_nsites;
+
+/* LOCKTUNE_SERVERS, parsed; and the CPUs the process could run on at start-up. */
+static const char *env_servers_text;
+static int *env_servers;
+static unsigned env_nservers;
+static int *usable_cpus;
+static unsigned nusable;
+static int rcl_mode = LT_RCL_MODE_AUTO;
+static int rcl_wait = -1;
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static pthread_once_t check_once = PTHREAD_ONCE_INIT;
@@ -232,15 +243,129 @@ static void parse_stats(const char *value)
     lt_stats_enable(value);
 }
 
+static void read_usable_cpus(void)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) != 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        for (long c = 0; c < n && c < CPU_SETSIZE; c++)
+            CPU_SET((int)c, &set);
+    }
+    usable_cpus = calloc(CPU_SETSIZE, sizeof *usable_cpus);
+    if (!usable_cpus)
+        fatal("out of memory");
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &set))
+            usable_cpus[nusable++] = c;
+}
+
+static const char *usable_text(char *buf, size_t len)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (unsigned i = 0; i < nusable && n + 16 < len; i++) {
+        unsigned j = i;
+        while (j + 1 < nusable && usable_cpus[j + 1] == usable_cpus[j] + 1)
+            j++;
+        n += (size_t)snprintf(buf + n, len - n, "%s%d", i ? "," : "", usable_cpus[i]);
+        if (j > i)
+            n += (size_t)snprintf(buf + n, len - n, "-%d", usable_cpus[j]);
+        i = j;
+    }
+    return buf;
+}
+
+static void parse_servers(const char *value)
+{
+    char buf[256];
+    env_servers_text = value;
+    env_servers = calloc(strlen(value) / 2 + 1, sizeof *env_servers);
+    if (!env_servers)
+        fatal("LOCKTUNE_SERVERS: out of memory");
+    const char *p = value;
+    for (;;) {
+        while (isspace((unsigned char)*p))
+            p++;
+        char *end;
+        errno = 0;
+        long cpu = strtol(p, &end, 10);
+        if (end == p || errno || cpu < 0 || cpu >= CPU_SETSIZE)
+            fatal("LOCKTUNE_SERVERS='%s': expected CPU numbers separated by commas (e.g. 1 or "
+                  "1,3), one per RCL server",
+                  value);
+        int ok = 0;
+        for (unsigned i = 0; i < nusable && !ok; i++)
+            ok = usable_cpus[i] == (int)cpu;
+        if (!ok)
+            fatal("LOCKTUNE_SERVERS='%s': CPU %ld is not one this process may run on (%s)", value,
+                  cpu, usable_text(buf, sizeof buf));
+        env_servers[env_nservers++] = (int)cpu;
+        p = end;
+        while (isspace((unsigned char)*p))
+            p++;
+        if (*p == '\0')
+            break;
+        if (*p != ',')
+            fatal("LOCKTUNE_SERVERS='%s': expected CPU numbers separated by commas (e.g. 1 or "
+                  "1,3), one per RCL server",
+                  value);
+        p++;
+    }
+}
+
+static void parse_rcl_mode(const char *value)
+{
+    static const char *const names[] = {[LT_RCL_MODE_AUTO] = "auto",
+                                        [LT_RCL_MODE_FIFO] = "fifo",
+                                        [LT_RCL_MODE_DEGRADED] = "degraded"};
+    for (int i = 0; i < 3; i++)
+        if (strcmp(value, names[i]) == 0) {
+            rcl_mode = i;
+            return;
+        }
+    fatal("LOCKTUNE_RCL_MODE='%s': expected auto, fifo or degraded", value);
+}
+
+static void parse_rcl_wait(const char *value)
+{
+    static const char *const names[] = {"spin", "yield", "park", "yield-park"};
+    for (int i = 0; i < 4; i++)
+        if (strcmp(value, names[i]) == 0) {
+            rcl_wait = i;
+            return;
+        }
+    fatal("LOCKTUNE_RCL_WAIT='%s': expected spin, yield, park or yield-park", value);
+}
+
 static void init_env(void)
 {
     const char *v;
+    read_usable_cpus();
     if ((v = getenv("LOCKTUNE_ALGO")) && *v)
         parse_algo(v);
+    if ((v = getenv("LOCKTUNE_SERVERS")) && *v)
+        parse_servers(v);
+    if ((v = getenv("LOCKTUNE_RCL_MODE")) && *v)
+        parse_rcl_mode(v);
+    if ((v = getenv("LOCKTUNE_RCL_WAIT")) && *v)
+        parse_rcl_wait(v);
     if ((v = getenv("LOCKTUNE_SPIN_NS")) && *v)
         parse_spin(v);
     if ((v = getenv("LOCKTUNE_STATS")) && *v) /* empty: unset, as for the others */
         parse_stats(v);
+}
+
+static void check_server(const struct lt_site_config *sc, void *arg)
+{
+    (void)arg;
+    if (env_nservers == 0 || lt_site_algo(sc->id) != &lt_algo_rcl)
+        return;
+    if (sc->server >= (int)env_nservers)
+        fatal("LOCKTUNE_SERVERS='%s' lists %u CPU%s (servers 0..%u), but site %d (%s:%d %s) "
+              "runs on server %d",
+              env_servers_text, env_nservers, env_nservers == 1 ? "" : "s", env_nservers - 1,
+              sc->id, sc->file ? sc->file : "?", sc->line, sc->name ? sc->name : "", sc->server);
 }
 
 static void check_sites(void)
@@ -251,6 +376,29 @@ static void check_sites(void)
         if (!find_site(env_sites[i].id))
             fatal("LOCKTUNE_ALGO: site %d is not in the program's locktune_config.h",
                   env_sites[i].id);
+    lt_config_foreach(check_server, NULL);
+}
+
+const int *lt_config_servers(unsigned *n)
+{
+    *n = env_nservers;
+    return env_servers;
+}
+
+const int *lt_config_usable_cpus(unsigned *n)
+{
+    *n = nusable;
+    return usable_cpus;
+}
+
+int lt_config_rcl_mode(void)
+{
+    return rcl_mode;
+}
+
+int lt_config_rcl_wait(void)
+{
+    return rcl_wait;
 }
 
 void lt_runtime_init(void)

@@ -9,8 +9,9 @@
 
 struct lt_algo;
 
-/* Read and check the environment (LOCKTUNE_ALGO, LOCKTUNE_STATS, LOCKTUNE_SPIN_NS) once.  A bad
- * value prints one line naming the variable and exits with status 2. */
+/* Read and check the environment (LOCKTUNE_ALGO, LOCKTUNE_STATS, LOCKTUNE_SPIN_NS,
+ * LOCKTUNE_SERVERS, LOCKTUNE_RCL_MODE, LOCKTUNE_RCL_WAIT) once.  A bad value prints one line
+ * naming the variable and exits with status 2. */
 void lt_runtime_init(void);
 /* Check LOCKTUNE_ALGO's site ids against the registered tables (once; at the first binding). */
 void lt_runtime_check_sites(void);
@@ -23,6 +24,15 @@ void lt_config_foreach(void (*fn)(const struct lt_site_config *, void *), void *
 /* The algorithm the locks of site `id` run: LOCKTUNE_ALGO's ID=, else its default=, else the
  * header's entry, else posix. */
 const struct lt_algo *lt_site_algo(int id);
+
+/* RCL placement and modes (docs/delegation.md).  LOCKTUNE_SERVERS: the CPUs of servers 0, 1,
+ * ... (NULL and *n = 0 when unset).  The CPUs the process could run on at start-up, ascending.
+ * LOCKTUNE_RCL_MODE: LT_RCL_MODE_*.  LOCKTUNE_RCL_WAIT: an enum rcl_wait_policy, -1 unset. */
+const int *lt_config_servers(unsigned *n);
+const int *lt_config_usable_cpus(unsigned *n);
+enum { LT_RCL_MODE_AUTO, LT_RCL_MODE_FIFO, LT_RCL_MODE_DEGRADED };
+int lt_config_rcl_mode(void);
+int lt_config_rcl_wait(void);
 
 /* "site 12 (items.c:118 lru_locks)" or "site 0 (no site)" into buf. */
 const char *lt_site_describe(int id, char *buf, unsigned len);

@@ -72,6 +72,36 @@ static void prepare(const struct lt_algo *a)
         lt_wait_calibrate(); /* the spin budget of every runtime-side wait */
 }
 
+/* Locks being bound right now.  A thread that forks while another one binds a lock leaves
+ * that lock BINDING for ever in the child, where the binder does not exist (binding an `rcl`
+ * lock starts a server: the window is wide); the child's fork handler resets such locks to
+ * unbound, and the child binds them again.  Best effort: when all slots are taken, a binding
+ * is not recorded. */
+#define BINDING_SLOTS 64
+static lt_mutex_t *binding[BINDING_SLOTS]; /* atomic */
+
+static int binding_enter(lt_mutex_t *m)
+{
+    for (int i = 0; i < BINDING_SLOTS; i++) {
+        lt_mutex_t *none = NULL;
+        if (!__atomic_load_n(&binding[i], __ATOMIC_RELAXED) &&
+            __atomic_compare_exchange_n(&binding[i], &none, m, 0, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED))
+            return i;
+    }
+    return -1;
+}
+
+void lt_mutex_after_fork_child(void)
+{
+    for (int i = 0; i < BINDING_SLOTS; i++) {
+        lt_mutex_t *m = binding[i];
+        binding[i] = NULL;
+        if (m && m->_ops == OPS_BINDING)
+            m->_ops = NULL;
+    }
+}
+
 static __attribute__((noinline)) const struct lt_algo *bind_slow(lt_mutex_t *m)
 {
     lt_runtime_init();
@@ -91,6 +121,7 @@ static __attribute__((noinline)) const struct lt_algo *bind_slow(lt_mutex_t *m)
         if (!__atomic_compare_exchange_n(&m->_ops, &expected, (const void *)OPS_BINDING, 0,
                                          __ATOMIC_RELAXED, __ATOMIC_RELAXED))
             continue;
+        int slot = binding_enter(m);
         a = lt_site_algo(m->_site);
         prepare(a);
         if (a->init(m) != 0) {
@@ -99,6 +130,8 @@ static __attribute__((noinline)) const struct lt_algo *bind_slow(lt_mutex_t *m)
         }
         lt_stat(m->_site, LT_STAT_INSTANCES);
         __atomic_store_n(&m->_ops, (const void *)a, __ATOMIC_RELEASE);
+        if (slot >= 0)
+            __atomic_store_n(&binding[slot], NULL, __ATOMIC_RELAXED);
         return a;
     }
 }
@@ -315,12 +348,20 @@ LT_API int lt_mutex_destroy(lt_mutex_t *m)
     return 0;
 }
 
+/* Whether a's own execute (or execute_trylock) takes m: a default-type lock, or a recursive one
+ * when the algorithm keeps the recursion itself. */
+static inline int own_execute(const struct lt_algo *a, const lt_mutex_t *m)
+{
+    uint32_t f = m->_flags;
+    return f == 0 || (f == LT_MUTEX_F_RECURSIVE_ && (a->caps & LT_CAP_RECURSIVE_EXEC));
+}
+
 LT_API void *lt_execute_ex(lt_mutex_t *m, lt_cs_fn fn, void *ctx, unsigned flags)
 {
     const struct lt_algo *a = ops_load(m);
     if (__builtin_expect(!bound(a), 0) && !(m->_flags & LT_MUTEX_F_NATIVE_))
         a = bind_slow(m);
-    if (a && bound(a) && a->execute && m->_flags == 0)
+    if (a && bound(a) && a->execute && own_execute(a, m))
         return a->execute(m, fn, ctx, flags);
     int r = lt_mutex_lock(m);
     if (r != 0) {
@@ -328,6 +369,19 @@ LT_API void *lt_execute_ex(lt_mutex_t *m, lt_cs_fn fn, void *ctx, unsigned flags
         fprintf(stderr, "locktune: error: lt_execute cannot take its lock (%s)\n", strerror(r));
         abort();
     }
+    void *v = fn(ctx);
+    lt_mutex_unlock(m);
+    return v;
+}
+
+void *lt_execute_on_caller(lt_mutex_t *m, lt_cs_fn fn, void *ctx)
+{
+    int r = lt_mutex_lock(m);
+    if (r != 0) {
+        fprintf(stderr, "locktune: error: lt_execute cannot take its lock (%s)\n", strerror(r));
+        abort();
+    }
+    lt_stat(m->_site, LT_STAT_ON_CALLER);
     void *v = fn(ctx);
     lt_mutex_unlock(m);
     return v;
@@ -341,7 +395,9 @@ LT_API void *lt_execute(lt_mutex_t *m, lt_cs_fn fn, void *ctx)
 LT_API int lt_execute_trylock(lt_mutex_t *m, lt_cs_fn fn, void *ctx, void **result)
 {
     const struct lt_algo *a = ops_load(m);
-    if (bound(a) && a->execute_trylock && m->_flags == 0)
+    if (__builtin_expect(!bound(a), 0) && !(m->_flags & LT_MUTEX_F_NATIVE_))
+        a = bind_slow(m);
+    if (a && bound(a) && a->execute_trylock && own_execute(a, m))
         return a->execute_trylock(m, fn, ctx, result);
     int r = lt_mutex_trylock(m);
     if (r != 0)
@@ -399,7 +455,9 @@ void lt_mutex_cond_release(lt_mutex_t *m, uint32_t *depth)
         *depth = m->_count ? m->_count : 1;
         m->_count = 0;
         owner_store(m, 0);
+        lt_thread_self.cond_release = 1;
         a->unlock(m);
+        lt_thread_self.cond_release = 0;
     }
     if (lt_thread_self.deferred_mutex == m)
         lt_cond_flush_deferred();

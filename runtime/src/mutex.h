@@ -6,6 +6,7 @@
 #define LT_MUTEX_H
 
 #include <stdint.h>
+#include <time.h>
 
 #include "locktune.h"
 
@@ -18,5 +19,12 @@ int lt_mutex_cond_check(lt_mutex_t *m);
 void lt_mutex_cond_release(lt_mutex_t *m, uint32_t *depth);
 /* Take m back after the wait and restore the depth. */
 void lt_mutex_cond_reacquire(lt_mutex_t *m, uint32_t depth);
+
+/* A forked child: locks that another thread was binding at the fork are unbound again. */
+void lt_mutex_after_fork_child(void);
+
+/* The condition wait of cond.c, for every algorithm: release m, sleep, take m back (by the
+ * algorithm's unlock and lock).  An algorithm's cond_wait hook may wrap it. */
+int lt_cond_wait_generic(lt_cond_t *c, lt_mutex_t *m, const struct timespec *abstime);
 
 #endif

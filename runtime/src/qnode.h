@@ -1,5 +1,6 @@
 /*
- * qnode.h - the queue node of the MCS family (mcs, clh, mcstp, mcscr).
+ * qnode.h - the queue node of the MCS family (mcs, clh, mcstp, mcscr) and of the combining
+ * queues (ccsynch, dsmsynch).
  *
  * 128 bytes, 128-byte aligned: a waiter spins on its own node, and the adjacent-line prefetcher
  * of x86 pairs 64-byte lines, so a node shares no sector with another thread's node.
@@ -15,10 +16,12 @@
 struct lt_qnode {
     struct lt_qnode *next; /* queue successor (atomic) */
     uint32_t state;        /* wait word (atomic): LT_WAITING, LT_PARKED, or an algorithm's */
-    uint32_t _pad;
-    uint64_t stamp; /* mcstp: when the waiter was last seen running, ns (atomic) */
+    uint32_t done;         /* ccsynch, dsmsynch: the request was run (the paper's `completed`) */
+    uint64_t stamp;        /* mcstp: when the waiter was last seen running, ns (atomic) */
     struct lt_qnode *ps_prev, *ps_next; /* mcscr passive set: touched by the lock holder only */
     struct lt_qnode *pool_next;         /* free-list link: touched by the owning thread only */
+    void *(*fn)(void *);                /* ccsynch, dsmsynch: the request (a section), or HOLD */
+    void *ctx;                          /* ... its context in, its result out */
 } __attribute__((aligned(128)));
 
 /* Largest number of free nodes a thread keeps; more go back to malloc. */

@@ -9,8 +9,9 @@
 #include "algo.h"
 
 const struct lt_algo *const lt_algos[] = {
-    &lt_algo_posix, &lt_algo_spin,  &lt_algo_ticket, &lt_algo_twa,  &lt_algo_mcs,
-    &lt_algo_clh,   &lt_algo_mcstp, &lt_algo_mcscr,  &lt_algo_shfl, &lt_algo_shfl_block,
+    &lt_algo_posix, &lt_algo_spin,    &lt_algo_ticket,   &lt_algo_twa,   &lt_algo_mcs,
+    &lt_algo_clh,   &lt_algo_mcstp,   &lt_algo_mcscr,    &lt_algo_shfl,  &lt_algo_shfl_block,
+    &lt_algo_fc,    &lt_algo_ccsynch, &lt_algo_dsmsynch, &lt_algo_oyama, &lt_algo_rcl,
 };
 const unsigned lt_nalgos = sizeof lt_algos / sizeof lt_algos[0];
 

@@ -204,6 +204,11 @@ static void write_site(FILE *f, int first, int id, const struct counters *c)
     json_counter(f, "handovers", c, LT_STAT_HANDOVERS, known & LT_STAT_BIT(LT_STAT_HANDOVERS));
     json_counter(f, "cond_waits", c, LT_STAT_COND_WAITS, 1);
     json_counter(f, "misuse", c, LT_STAT_MISUSE, 1);
+    json_counter(f, "delegated", c, LT_STAT_DELEGATED, known & LT_STAT_BIT(LT_STAT_DELEGATED));
+    if (a == &lt_algo_rcl) {
+        int cpu, server = lt_rcl_site_server(id == INT_MIN ? 0 : id, &cpu);
+        fprintf(f, ", \"server\": %d, \"server_cpu\": %d", server, cpu);
+    }
     fputs(", \"posix_fallback\": {\"total\": ", f);
     uint64_t fb = c ? c->c[LT_STAT_FALLBACK_PSHARED] + c->c[LT_STAT_FALLBACK_ROBUST] +
                           c->c[LT_STAT_FALLBACK_PRIO]
@@ -219,7 +224,8 @@ static void write_site(FILE *f, int first, int id, const struct counters *c)
     } extra[] = {
         {LT_STAT_SKIPPED, "skipped_preempted"},   {LT_STAT_CULLED, "culled"},
         {LT_STAT_REPROVISIONED, "reprovisioned"}, {LT_STAT_FAIR_GRANTS, "fairness_grants"},
-        {LT_STAT_SELF_ADMITTED, "self_admitted"},
+        {LT_STAT_SELF_ADMITTED, "self_admitted"}, {LT_STAT_SESSIONS, "combining_sessions"},
+        {LT_STAT_STEPPED_ASIDE, "stepped_aside"}, {LT_STAT_ON_CALLER, "executed_on_caller"},
     };
     int n = 0;
     for (unsigned i = 0; i < sizeof extra / sizeof extra[0]; i++)
@@ -319,7 +325,10 @@ int lt_stats_write(void)
         write_site(f, first, INT_MIN, &sum.chunk[OTHER_CHUNK][0]);
         first = 0;
     }
-    fputs(first ? "]\n}\n" : "\n  ]\n}\n", f);
+    fputs(first ? "]" : "\n  ]", f);
+    fputs(",\n  \"rcl\": ", f);
+    lt_rcl_stats_json(f);
+    fputs("\n}\n", f);
     free_table(&sum);
     int bad = ferror(f);
     if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {

@@ -9,6 +9,7 @@
 #define LT_STATS_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 enum lt_stat {
     LT_STAT_INSTANCES,        /* locks bound to the site (init, or first use when static) */
@@ -29,6 +30,10 @@ enum lt_stat {
     LT_STAT_REPROVISIONED,    /* mcscr: passive waiters brought back to keep the lock busy */
     LT_STAT_FAIR_GRANTS,      /* mcscr: long-term-fairness grants to the eldest passive waiter */
     LT_STAT_SELF_ADMITTED,    /* mcscr: passive waiters that found the lock idle and took it */
+    LT_STAT_DELEGATED,        /* sections a server or combiner ran for another thread */
+    LT_STAT_SESSIONS,         /* combining locks: times a thread acted as combiner */
+    LT_STAT_STEPPED_ASIDE,    /* combining locks: a combined section waited on a condition */
+    LT_STAT_ON_CALLER,        /* delegating: lt_execute run on the caller, under the lock */
     LT_STAT_N
 };
 
@@ -50,5 +55,10 @@ void lt_stats_enable(const char *path);
 void lt_stats_thread_exit(void);
 /* Write the report now (also called at exit).  Returns 0 or an errno value. */
 int lt_stats_write(void);
+
+/* The report's RCL parts (rcl/server.c): the "rcl" object (mode, client ids, one entry per
+ * server), and a site's server number and CPU. */
+void lt_rcl_stats_json(FILE *f);
+int lt_rcl_site_server(int site, int *cpu);
 
 #endif

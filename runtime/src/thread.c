@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "mutex.h"
 #include "qnode.h"
 #include "stats.h"
 #include "thread.h"
@@ -25,6 +26,7 @@ static void child_after_fork(void)
     lt_thread_self.tid = 0;
     lt_thread_self.deferred = NULL;
     lt_thread_self.deferred_mutex = NULL;
+    lt_mutex_after_fork_child();
 }
 
 static void thread_exit(void *arg)
@@ -40,6 +42,8 @@ static void thread_exit(void *arg)
         free(n);
     }
     t->nfree = 0;
+    lt_fc_thread_exit();
+    lt_rcl_thread_exit();
     lt_stats_thread_exit();
 }
 

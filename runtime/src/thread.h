@@ -24,6 +24,10 @@ struct lt_thread {
     void *deferred;
     const void *deferred_mutex;
     uint8_t registered, exiting;
+    /* Set by a condition wait while it releases its mutex (mutex.c): a combining lock's unlock
+     * then hands the lock on without running queued sections (the waiter must not run, and
+     * perhaps sleep in, others' sections before it sleeps itself). */
+    uint8_t cond_release;
     uint32_t nfree;
     struct lt_qnode *free; /* node free list */
     struct lt_stats_thread *stats;
@@ -36,6 +40,10 @@ int32_t lt_thread_init_tid(void);
 void lt_cond_flush_deferred(void);
 /* Called when a thread first keeps state that must be released at its exit. */
 void lt_thread_register(void);
+/* Exit hooks of the delegating algorithms (the thread's RCL client id, its flat-combining
+ * records); each returns at once when the thread has none. */
+void lt_rcl_thread_exit(void);
+void lt_fc_thread_exit(void);
 
 /* The calling thread's kernel tid (never 0). */
 static inline int32_t lt_self(void)

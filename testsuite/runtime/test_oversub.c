@@ -10,11 +10,12 @@
  * a descheduled waiter, again and again - is hundreds to thousands of times slower than glibc
  * here.  The bound, BOUND_RATIO x glibc (and at least BOUND_MIN_S), is far above what a lock
  * that holds up needs on a loaded machine and far below a collapse:
- *   - posix, spin, mcstp, mcscr and shfl-block must stay within it (the test fails otherwise);
- *   - the FIFO spin-only algorithms (ticket, twa, mcs, clh, shfl) may collapse: docs/runtime.md
- *     marks them "not for oversubscribed use".  They get one run, stopped after at most
- *     PROBE_S; it still checks mutual exclusion, and reports how far it got.
- * Timing is meaningless under sanitizers: the test is skipped there (exit 77).
+ *   - posix, spin, mcstp, mcscr, shfl-block, fc, oyama and rcl must stay within it (the test
+ *     fails otherwise);
+ *   - the FIFO spin-only algorithms (ticket, twa, mcs, clh, shfl) and the FIFO combining queues
+ *     (ccsynch, dsmsynch) may collapse: docs/runtime.md marks them "not for oversubscribed use".
+ * They get one run, stopped after at most PROBE_S; it still checks mutual exclusion, and reports
+ * how far it got. Timing is meaningless under sanitizers: the test is skipped there (exit 77).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -139,7 +140,8 @@ int main(int argc, char **argv)
                 algo);
         return 1;
     }
-    static const char *const may_collapse[] = {"ticket", "twa", "mcs", "clh", "shfl"};
+    static const char *const may_collapse[] = {"ticket", "twa",     "mcs",     "clh",
+                                               "shfl",   "ccsynch", "dsmsynch"};
     int allowed = 0;
     for (unsigned i = 0; i < sizeof may_collapse / sizeof may_collapse[0]; i++)
         allowed |= strcmp(algo, may_collapse[i]) == 0;
@@ -189,7 +191,7 @@ int main(int argc, char **argv)
     if (!collapsed)
         printf("  %.3f s = %.1f x glibc\n", best, best / glibc);
     if (allowed)
-        printf("  %s is a FIFO spin-only lock: documented as not for oversubscribed use; %s\n",
+        printf("  %s hands over in FIFO order: documented as not for oversubscribed use; %s\n",
                algo,
                collapsed           ? "it did not finish in time (expected)"
                : best > glibc * 10 ? "it finished, degraded"

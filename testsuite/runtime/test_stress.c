@@ -901,7 +901,8 @@ int main(int argc, char **argv)
         return 2;
     }
     algo = argv[1];
-    static const char *const fifo_spin_algos[] = {"ticket", "twa", "mcs", "clh", "shfl"};
+    static const char *const fifo_spin_algos[] = {"ticket", "twa",     "mcs",     "clh",
+                                                  "shfl",   "ccsynch", "dsmsynch"};
     for (unsigned i = 0; i < sizeof fifo_spin_algos / sizeof fifo_spin_algos[0]; i++)
         if (strcmp(algo, fifo_spin_algos[i]) == 0)
             fifo_spin = 1;

@@ -1,0 +1,418 @@
+/*
+ * pool.c - an RCL server's threads (the paper §3.2.1, Algorithms 4 and 5): the servicing
+ * threads, the manager, the backup; all pinned to the server's CPU.
+ *
+ * Why a pool: a section may block in the kernel (a condition wait, I/O, a contended POSIX
+ * lock), busy-wait for something another section of the same server will do (the paper's
+ * Fig. 2), or be preempted.  One servicing thread would then stall every lock of the server.
+ * Invariant: when a servicing thread blocks or spins, another one, free, exists and eventually
+ * runs.  The pool is kept minimal - at most one free thread: a thread that ends a pass with
+ * another free thread in the pool retires (Algorithm 4's slow path) and sleeps on its own
+ * `servicing` word until the manager needs it again.
+ *
+ *   servicing thread:  in the pool (servicing = 1) --pass ends, nfree > 1: retire--> prepared
+ *                      prepared --manager: servicing = 1, FUTEX_WAKE--> in the pool
+ *
+ * Two modes, chosen when the first server starts and reported (stderr when degraded, and the
+ * statistics):
+ *
+ * SCHED_FIFO (the paper's; needs CAP_SYS_NICE or RLIMIT_RTPRIO): priorities manager (4) >
+ * servicing (3) > backup (2).  A servicing thread is never preempted by the application (nor
+ * time-sliced), so a lock holder is never preempted.
+ *   - backup: runs only when every servicing thread is blocked in the kernel; clears is_alive
+ *     and wakes the manager at once (then naps 1 ms, so that a pool that stays blocked costs no
+ *     CPU).
+ *   - manager: wakes every rcl_manager_period_ms (a time slice), or when the backup calls.  If
+ *     no pass began since its last visit (is_alive clear) and no servicing thread is free, it
+ *     wakes a prepared thread or creates one.  Then it elects, round-robin by timestamp, a
+ *     servicing thread that has not run lately, and moves every other one to the back of the
+ *     SCHED_FIFO run queue (lower, then raise, its priority): a busy-waiting section (Fig. 2)
+ *     gives the CPU up only this way.
+ *
+ * Degraded (no SCHED_FIFO permission, or LOCKTUNE_RCL_MODE=degraded): the paper only says the
+ * manager and backup are gone (§3.2.2) and leaves the pool's growth open.  Here:
+ *   - servicing threads and the manager are ordinary SCHED_OTHER threads, still pinned: CFS
+ *     time-slices them, so a busy-waiting section no longer needs an election - once a second
+ *     servicing thread exists, it gets its share of the CPU within a time slice;
+ *   - the backup is a SCHED_IDLE thread (allowed without privilege): it runs when nothing else
+ *     on the CPU can, i.e. promptly when every servicing thread blocks; as SCHED_IDLE still gets
+ *     a sliver of CPU under load, the manager confirms a backup's call - is_alive still clear
+ *     1 ms later - before it adds a thread;
+ *   - the manager's period check is the same as under SCHED_FIFO (it covers the busy-waiting
+ *     case).
+ * Liveness is therefore the same as the paper's; the costs are that servicing threads share
+ * their CPU with whatever else the scheduler puts there (application threads should be pinned
+ * elsewhere), can be preempted while holding a lock, and react to blocking ~1 ms later.
+ *
+ * A section that is about to wait on a condition variable, or to yield for a lock of its own
+ * server held elsewhere, knows it will stop serving: it makes sure a free servicing thread
+ * exists itself (rcl_pool_before_block) instead of leaving it to the backup and the manager -
+ * two context switches fewer per blocking section.
+ *
+ * The counters nservicing/nfree and the prepared stack are touched only by threads of this
+ * CPU: core-local atomics (local.h).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../config.h"
+#include "../futex.h"
+#include "../wait.h"
+#include "rcl.h"
+
+#define PRIO_BACKUP    2
+#define PRIO_SERVICING 3
+#define PRIO_MANAGER   4
+#define BACKUP_NAP_NS  1000000u
+#define CONFIRM_NS     1000000u
+
+unsigned rcl_manager_period_ms = 4;
+
+enum { MODE_UNDECIDED, MODE_FIFO, MODE_DEGRADED };
+static int mode = MODE_UNDECIDED; /* under server.c's start lock */
+static char reason[160];
+
+const char *rcl_mode_name(void)
+{
+    int m = __atomic_load_n(&mode, __ATOMIC_ACQUIRE);
+    return m == MODE_FIFO ? "fifo" : m == MODE_DEGRADED ? "degraded" : NULL;
+}
+
+const char *rcl_mode_reason(void)
+{
+    return __atomic_load_n(&mode, __ATOMIC_ACQUIRE) == MODE_DEGRADED ? reason : NULL;
+}
+
+/* ---- threads ---- */
+
+enum role { ROLE_SERVICING, ROLE_MANAGER, ROLE_BACKUP };
+
+/* Create a detached thread of srv's, pinned to its CPU (unless srv->pinned is false), with
+ * every signal blocked (the application's signals go to its own threads). */
+static int spawn(struct rcl_server *srv, enum role role, void *(*fn)(void *), void *arg,
+                 pthread_t *out)
+{
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    if (srv->pinned) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(srv->cpu, &set);
+        pthread_attr_setaffinity_np(&a, sizeof set, &set);
+    }
+    (void)role;
+    if (srv->fifo) {
+        /* Every thread starts at the manager's priority and lowers itself (settle): a thread
+         * created below a busy servicing thread would not run until that one yields - and a
+         * pthread_create that waits for its thread to start (ThreadSanitizer's does, so could
+         * a profiler's) would wait for ever. */
+        struct sched_param p = {.sched_priority = PRIO_MANAGER};
+        pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED);
+        pthread_attr_setschedpolicy(&a, SCHED_FIFO);
+        pthread_attr_setschedparam(&a, &p);
+    } else {
+        struct sched_param p = {.sched_priority = 0};
+        pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED);
+        pthread_attr_setschedpolicy(&a, SCHED_OTHER);
+        pthread_attr_setschedparam(&a, &p);
+    }
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_t t;
+    int r = pthread_create(&t, &a, fn, arg);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&a);
+    if (r == 0 && out)
+        *out = t;
+    return r;
+}
+
+/* A new thread of srv's takes its own scheduling: under SCHED_FIFO its priority (lowered from
+ * the manager's, it goes to the front of its new priority's queue); degraded, the backup
+ * becomes SCHED_IDLE (no privilege needed). */
+void rcl_pool_settle(struct rcl_server *srv, int role)
+{
+    static const int prio[] = {PRIO_SERVICING, PRIO_MANAGER, PRIO_BACKUP};
+    if (srv->fifo) {
+        if (role != ROLE_MANAGER) {
+            struct sched_param p = {.sched_priority = prio[role]};
+            pthread_setschedparam(pthread_self(), SCHED_FIFO, &p);
+        }
+    } else if (role == ROLE_BACKUP) {
+        struct sched_param p = {.sched_priority = 0};
+        pthread_setschedparam(pthread_self(), SCHED_IDLE, &p);
+    }
+}
+
+static void note_pool_size(struct rcl_server *srv)
+{
+    uint64_t n = (uint64_t)__atomic_load_n(&srv->nservicing, __ATOMIC_RELAXED);
+    if (n > __atomic_load_n(&srv->ct.max_pool, __ATOMIC_RELAXED))
+        __atomic_store_n(&srv->ct.max_pool, n, __ATOMIC_RELAXED);
+}
+
+/* A new servicing thread, counted in the pool (and free) before it runs.  Under pool_lock. */
+static int new_servicing_thread(struct rcl_server *srv)
+{
+    struct rcl_sthread *t = calloc(1, sizeof *t);
+    if (!t)
+        return ENOMEM;
+    t->srv = srv;
+    t->servicing = 1;
+    lt_local_add32(&srv->nservicing, 1, srv->pinned);
+    lt_local_add32(&srv->nfree, 1, srv->pinned);
+    /* Listed before it runs (the manager elects from this list), unlisted if it cannot. */
+    t->next_all = srv->all;
+    /* release: the manager, reading the list without the lock, sees t's fields. */
+    __atomic_store_n(&srv->all, t, __ATOMIC_RELEASE);
+    int r = spawn(srv, ROLE_SERVICING, rcl_servicing_main, t, &t->thread);
+    if (r != 0) {
+        __atomic_store_n(&srv->all, t->next_all, __ATOMIC_RELEASE);
+        lt_local_add32(&srv->nservicing, -1, srv->pinned);
+        lt_local_add32(&srv->nfree, -1, srv->pinned);
+        free(t);
+        return r;
+    }
+    lt_local_add64(&srv->ct.threads, 1, srv->pinned);
+    note_pool_size(srv);
+    return 0;
+}
+
+/* Make a free servicing thread exist: wake a prepared one, or create one.  Under pool_lock:
+ * the prepared stack has one popper at a time (no ABA), and `all` one writer. */
+static void add_free_thread(struct rcl_server *srv)
+{
+    bool local = srv->pinned;
+    pthread_mutex_lock(&srv->pool_lock);
+    struct rcl_sthread *t = __atomic_load_n(&srv->prepared, __ATOMIC_ACQUIRE);
+    while (t && !__atomic_compare_exchange_n(&srv->prepared, &t, t->next_prepared, 0,
+                                             __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
+        ;
+    if (!t) {
+        new_servicing_thread(srv); /* on failure the manager tries again next period */
+        pthread_mutex_unlock(&srv->pool_lock);
+        return;
+    }
+    pthread_mutex_unlock(&srv->pool_lock);
+    lt_local_add32(&srv->nservicing, 1, local);
+    lt_local_add32(&srv->nfree, 1, local);
+    lt_local_add64(&srv->ct.wakeups, 1, local);
+    note_pool_size(srv);
+    /* release: the woken thread sees the counts it is part of. */
+    __atomic_store_n(&t->servicing, 1, __ATOMIC_RELEASE);
+    lt_futex_wake(&t->servicing, 1);
+}
+
+void rcl_pool_before_block(struct rcl_server *srv)
+{
+    if (__atomic_load_n(&srv->nfree, __ATOMIC_RELAXED) > 0)
+        return;
+    add_free_thread(srv);
+    lt_local_add64(&srv->ct.interventions, 1, srv->pinned);
+}
+
+void rcl_pool_slow_path(struct rcl_server *srv, struct rcl_sthread *self)
+{
+    bool local = srv->pinned;
+    if (__atomic_load_n(&srv->nfree, __ATOMIC_RELAXED) <= 1) {
+        sched_yield(); /* the others are inside sections (blocked, or busy): let them run */
+        return;
+    }
+    /* Another thread is free: leave the pool (Algorithm 4). */
+    __atomic_store_n(&self->servicing, 0, __ATOMIC_RELAXED);
+    lt_local_add32(&srv->nservicing, -1, local);
+    lt_local_add32(&srv->nfree, -1, local);
+    lt_local_add64(&srv->ct.retirements, 1, local);
+    struct rcl_sthread *top = __atomic_load_n(&srv->prepared, __ATOMIC_RELAXED);
+    do
+        self->next_prepared = top;
+    while (!__atomic_compare_exchange_n(&srv->prepared, &top, self, 1, __ATOMIC_RELEASE,
+                                        __ATOMIC_RELAXED));
+    /* Sleep until activated; the futex re-checks the word, so no wake-up is lost. */
+    while (!__atomic_load_n(&self->servicing, __ATOMIC_ACQUIRE))
+        lt_futex_wait(&self->servicing, 0, NULL, CLOCK_MONOTONIC);
+}
+
+/* ---- the manager (Algorithm 5) ---- */
+
+static struct timespec in_ns(uint64_t ns)
+{
+    uint64_t t = lt_now_ns() + ns;
+    return (struct timespec){(time_t)(t / 1000000000u), (long)(t % 1000000000u)};
+}
+
+/* SCHED_FIFO: run a servicing thread that has not run lately, by moving every other one to
+ * the back of the run queue. */
+static void elect(struct rcl_server *srv)
+{
+    struct rcl_sthread *all = __atomic_load_n(&srv->all, __ATOMIC_ACQUIRE), *e = NULL;
+    uint32_t ts = __atomic_load_n(&srv->timestamp, __ATOMIC_RELAXED);
+    for (int round = 0; round < 2 && !e; round++) {
+        for (struct rcl_sthread *t = all; t && !e; t = t->next_all)
+            if (__atomic_load_n(&t->servicing, __ATOMIC_RELAXED) &&
+                __atomic_load_n(&t->timestamp, __ATOMIC_RELAXED) < ts)
+                e = t;
+        if (!e) /* everyone ran since the last round: a new round */
+            __atomic_store_n(&srv->timestamp, ++ts, __ATOMIC_RELAXED);
+    }
+    if (!e)
+        return;
+    __atomic_store_n(&e->timestamp, ts, __ATOMIC_RELAXED);
+    for (struct rcl_sthread *t = all; t; t = t->next_all)
+        if (t != e && __atomic_load_n(&t->servicing, __ATOMIC_RELAXED)) {
+            /* lowered: front of the lower list; raised again: back of its own list */
+            pthread_setschedprio(t->thread, PRIO_BACKUP);
+            pthread_setschedprio(t->thread, PRIO_SERVICING);
+        }
+    lt_local_add64(&srv->ct.elections, 1, srv->pinned);
+}
+
+static void check(struct rcl_server *srv, bool called)
+{
+    bool local = srv->pinned;
+    lt_local_add64(&srv->ct.manager_checks, 1, local);
+    if (__atomic_load_n(&srv->state, __ATOMIC_ACQUIRE) != RCL_RUNNING)
+        return;
+    if (__atomic_load_n(&srv->alive, __ATOMIC_RELAXED)) {
+        __atomic_store_n(&srv->alive, 0, __ATOMIC_RELAXED);
+        return;
+    }
+    if (called && !srv->fifo) {
+        /* a SCHED_IDLE backup also runs, a little, beside busy threads: confirm */
+        struct timespec d = in_ns(CONFIRM_NS);
+        uint32_t w = __atomic_load_n(&srv->manager_word, __ATOMIC_RELAXED);
+        lt_futex_wait(&srv->manager_word, w, &d, CLOCK_MONOTONIC);
+        if (__atomic_load_n(&srv->alive, __ATOMIC_RELAXED) ||
+            __atomic_load_n(&srv->state, __ATOMIC_ACQUIRE) != RCL_RUNNING)
+            return;
+    }
+    lt_local_add64(&srv->ct.alive_misses, 1, local);
+    if (__atomic_load_n(&srv->nfree, __ATOMIC_RELAXED) == 0) {
+        add_free_thread(srv);
+        lt_local_add64(&srv->ct.interventions, 1, local);
+    }
+    if (srv->fifo)
+        elect(srv);
+}
+
+/* Wait while the server is not started yet. */
+static void wait_started(struct rcl_server *srv)
+{
+    while (__atomic_load_n(&srv->state, __ATOMIC_ACQUIRE) == RCL_STOPPED)
+        lt_futex_wait(&srv->state, RCL_STOPPED, NULL, CLOCK_MONOTONIC);
+}
+
+static void *manager_main(void *arg)
+{
+    struct rcl_server *srv = arg;
+    uint64_t period = (uint64_t)rcl_manager_period_ms * 1000000u;
+    wait_started(srv);
+    for (;;) {
+        if (__atomic_load_n(&srv->state, __ATOMIC_ACQUIRE) == RCL_SLEEPING) {
+            lt_futex_wait(&srv->state, RCL_SLEEPING, NULL, CLOCK_MONOTONIC);
+            __atomic_store_n(&srv->alive, 1, __ATOMIC_RELAXED); /* a fresh period */
+            continue;
+        }
+        uint32_t w = __atomic_load_n(&srv->manager_word, __ATOMIC_ACQUIRE);
+        struct timespec d = in_ns(period);
+        bool called = lt_futex_wait(&srv->manager_word, w, &d, CLOCK_MONOTONIC) != ETIMEDOUT &&
+                      __atomic_load_n(&srv->manager_word, __ATOMIC_ACQUIRE) != w;
+        check(srv, called);
+    }
+    return NULL;
+}
+
+/* ---- the backup ---- */
+
+static void *backup_main(void *arg)
+{
+    struct rcl_server *srv = arg;
+    rcl_pool_settle(srv, ROLE_BACKUP);
+    wait_started(srv);
+    uint64_t nap = srv->fifo ? BACKUP_NAP_NS : (uint64_t)rcl_manager_period_ms * 1000000u;
+    for (;;) {
+        if (__atomic_load_n(&srv->state, __ATOMIC_ACQUIRE) == RCL_SLEEPING) {
+            lt_futex_wait(&srv->state, RCL_SLEEPING, NULL, CLOCK_MONOTONIC);
+            continue;
+        }
+        /* Under SCHED_FIFO we run only when every servicing thread is blocked. */
+        lt_local_add64(&srv->ct.backup_runs, 1, srv->pinned);
+        __atomic_store_n(&srv->alive, 0, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&srv->manager_word, 1, __ATOMIC_RELEASE);
+        lt_futex_wake(&srv->manager_word, 1);
+        struct timespec d = in_ns(nap);
+        uint32_t w = __atomic_load_n(&srv->backup_word, __ATOMIC_RELAXED);
+        lt_futex_wait(&srv->backup_word, w, &d, CLOCK_MONOTONIC);
+    }
+    return NULL;
+}
+
+/* ---- start ---- */
+
+static void decide_mode_degraded(const char *why)
+{
+    snprintf(reason, sizeof reason, "%s", why);
+    __atomic_store_n(&mode, MODE_DEGRADED, __ATOMIC_RELEASE);
+}
+
+int rcl_pool_start(struct rcl_server *srv)
+{
+    int cfg = lt_config_rcl_mode();
+    if (mode == MODE_UNDECIDED && cfg == LT_RCL_MODE_DEGRADED)
+        decide_mode_degraded("LOCKTUNE_RCL_MODE=degraded");
+    unsigned nusable;
+    lt_config_usable_cpus(&nusable);
+    if (mode == MODE_UNDECIDED && nusable < 2)
+        decide_mode_degraded("one CPU: a SCHED_FIFO server would starve the application");
+    srv->pinned = true;
+    srv->fifo = mode != MODE_DEGRADED;
+    pthread_mutex_init(&srv->pool_lock, NULL);
+    srv->alive = 1;
+    /* The manager and the backup first: they wait for the first servicing thread, which
+     * starts the server (RUNNING) once it has touched the mailboxes. */
+    pthread_t t;
+    int r = spawn(srv, ROLE_MANAGER, manager_main, srv, &t);
+    if (r == EINVAL && srv->pinned) { /* the CPU is not ours after all: unpinned, C11 atomics */
+        srv->pinned = false;
+        r = spawn(srv, ROLE_MANAGER, manager_main, srv, &t);
+    }
+    if (r == EPERM && srv->fifo) {
+        if (cfg == LT_RCL_MODE_FIFO) {
+            fprintf(stderr,
+                    "locktune: error: LOCKTUNE_RCL_MODE=fifo: SCHED_FIFO is not "
+                    "permitted (needs root, CAP_SYS_NICE or RLIMIT_RTPRIO >= %d)\n",
+                    PRIO_MANAGER);
+            exit(2);
+        }
+        decide_mode_degraded("SCHED_FIFO not permitted (EPERM: needs CAP_SYS_NICE or "
+                             "RLIMIT_RTPRIO)");
+        fprintf(stderr,
+                "locktune: note: SCHED_FIFO is not permitted: RCL servers run in degraded mode "
+                "(docs/delegation.md)\n");
+        srv->fifo = false;
+        r = spawn(srv, ROLE_MANAGER, manager_main, srv, &t);
+    }
+    if (r != 0)
+        return r;
+    if (mode == MODE_UNDECIDED)
+        __atomic_store_n(&mode, srv->fifo ? MODE_FIFO : MODE_DEGRADED, __ATOMIC_RELEASE);
+    if ((r = spawn(srv, ROLE_BACKUP, backup_main, srv, &t)) != 0)
+        return r; /* (a manager without servicing threads waits, harmlessly) */
+    pthread_mutex_lock(&srv->pool_lock);
+    r = new_servicing_thread(srv);
+    pthread_mutex_unlock(&srv->pool_lock);
+    if (r != 0)
+        return r;
+    wait_started(srv);
+    return 0;
+}

@@ -1,0 +1,726 @@
+/*
+ * test_rcl GROUP - Remote Core Locking's hard cases (docs/delegation.md), each scenario in a
+ * forked child that must finish within its deadline; the child's LOCKTUNE_STATS report
+ * (PATH.PID: ctest sets LOCKTUNE_STATS) says which scheduling the servers ran under and how
+ * the servicing-thread pool behaved.
+ *
+ *   fifo         the servers under SCHED_FIFO (skipped, 77, without the permission)
+ *   degraded     SCHED_FIFO permission dropped for real first (CAP_SYS_NICE cleared,
+ *                RLIMIT_RTPRIO 0: sched_setscheduler must fail with EPERM), so the runtime
+ *                chooses the degraded mode itself
+ *   two-servers  nested sections across two servers (ctest sets LOCKTUNE_SERVERS=1,0, and
+ *                LOCKTUNE_RCL_MODE=degraded for the degraded variant)
+ *
+ * Scenarios (fifo and degraded):
+ *   fig2        the paper's Figure 2: on one server, c1's section waits on a condition, c2's
+ *               busy-waits for a variable that only c3's section (a third lock) sets, and c2
+ *               then signals c1: all three complete (the pool must grow twice, and under
+ *               SCHED_FIFO the manager must elect the new thread past the spinning one);
+ *   sleep       a section sleeps 100 ms (blocked in the kernel) while another lock of the
+ *               same server keeps being served: at least 20 sections (typically thousands),
+ *               none slower than 80 ms (one stuck behind the sleeper takes ~100 ms);
+ *   nested      sections that take another lock of the same server (lt_execute inside
+ *               lt_execute, lt_mutex_lock inside lt_execute), 4 threads, counters exact;
+ *   recursive   a recursive lock: lt_execute inside its own section, lt_mutex_lock inside it,
+ *               lt_execute_trylock inside it, lt_execute while holding it by lt_mutex_lock;
+ *   trylock     lt_execute_trylock and lt_mutex_trylock: EBUSY while a client holds the lock
+ *               or a section on it sleeps, success otherwise (the paper's Algorithm 3);
+ *   condwait    a timed condition wait inside a section times out on time, with the lock
+ *               held again; signal and broadcast reach sections waiting on the server;
+ *   threads     10,000 short-lived client threads, 8 at a time: ids are reused (the peak of
+ *               live ids and the scan bound stay small);
+ *   fork        a process with a running server forks; the child (no server threads) uses
+ *               RCL locks - its server restarts - and exits normally; the parent goes on.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/capability.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "locktune.h"
+
+enum { SITE_A = 1, SITE_B, SITE_C, SITE_OTHER, SITE_REC };
+static const struct lt_site_config sites[] = {
+    {SITE_A, "test_rcl.c", 1, "a", "rcl", 0},
+    {SITE_B, "test_rcl.c", 2, "b", "rcl", 0},
+    {SITE_C, "test_rcl.c", 3, "c", "rcl", 0},
+    {SITE_OTHER, "test_rcl.c", 4, "on server 1", "rcl", 1},
+    {SITE_REC, "test_rcl.c", 5, "recursive", "rcl", 0},
+};
+LT_CONFIG_REGISTER(sites)
+
+static double scale = 1.0;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+static pthread_t spawn(void *(*fn)(void *), void *arg)
+{
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, fn, arg), 0);
+    return t;
+}
+
+/* ---- fig2: the paper's Figure 2 ---- */
+
+static lt_mutex_t l1 = LT_MUTEX_INITIALIZER(SITE_A), l2 = LT_MUTEX_INITIALIZER(SITE_B),
+                  l3 = LT_MUTEX_INITIALIZER(SITE_C);
+static lt_cond_t c1_cond = LT_COND_INITIALIZER;
+static int c1_waiting, c2_spinning, var, signalled; /* atomics */
+
+static void *cs1(void *arg)
+{
+    (void)arg;
+    __atomic_store_n(&c1_waiting, 1, __ATOMIC_RELEASE);
+    while (!__atomic_load_n(&signalled, __ATOMIC_ACQUIRE))
+        CHECK_EQ(lt_cond_wait(&c1_cond, &l1), 0);
+    return &c1_cond;
+}
+
+static void *cs2(void *arg)
+{
+    (void)arg;
+    __atomic_store_n(&c2_spinning, 1, __ATOMIC_RELEASE);
+    while (!__atomic_load_n(&var, __ATOMIC_ACQUIRE))
+        ; /* busy-waits on the server, with no pause: the worst case */
+    __atomic_store_n(&signalled, 1, __ATOMIC_RELEASE);
+    CHECK_EQ(lt_cond_signal(&c1_cond), 0);
+    return &var;
+}
+
+static void *cs3(void *arg)
+{
+    (void)arg;
+    __atomic_store_n(&var, 1, __ATOMIC_RELEASE);
+    return &l3;
+}
+
+static void *c1(void *arg)
+{
+    (void)arg;
+    CHECK(lt_execute_ex(&l1, cs1, NULL, LT_EXEC_MAY_WAIT) == &c1_cond);
+    return NULL;
+}
+
+static void *c2(void *arg)
+{
+    (void)arg;
+    CHECK(lt_execute(&l2, cs2, NULL) == &var);
+    return NULL;
+}
+
+static void *c3(void *arg)
+{
+    (void)arg;
+    CHECK(lt_execute(&l3, cs3, NULL) == &l3);
+    return NULL;
+}
+
+static void fig2(void)
+{
+    pthread_t t1 = spawn(c1, NULL);
+    while (!__atomic_load_n(&c1_waiting, __ATOMIC_ACQUIRE))
+        sleep_ms(1);
+    sleep_ms(20); /* c1's section now sleeps in its condition wait */
+    pthread_t t2 = spawn(c2, NULL);
+    while (!__atomic_load_n(&c2_spinning, __ATOMIC_ACQUIRE))
+        sleep_ms(1);
+    sleep_ms(20); /* c2's section now spins on its servicing thread */
+    pthread_t t3 = spawn(c3, NULL);
+    pthread_join(t3, NULL);
+    pthread_join(t2, NULL);
+    pthread_join(t1, NULL);
+    CHECK_EQ(lt_mutex_destroy(&l1), 0);
+}
+
+/* ---- sleep: a section blocked 100 ms; another lock of the server keeps going ---- */
+
+static int sleeper_in, sleeper_out; /* atomics */
+
+static void *sleep_cs(void *arg)
+{
+    (void)arg;
+    __atomic_store_n(&sleeper_in, 1, __ATOMIC_RELEASE);
+    sleep_ms(100);
+    __atomic_store_n(&sleeper_out, 1, __ATOMIC_RELEASE);
+    return arg;
+}
+
+static void *sleeper(void *arg)
+{
+    (void)arg;
+    lt_execute(&l1, sleep_cs, NULL);
+    return NULL;
+}
+
+static long bcount;
+static void *inc_b(void *arg)
+{
+    (void)arg;
+    bcount++;
+    return &bcount;
+}
+
+static void sleep_test(void)
+{
+    lt_execute(&l2, inc_b, NULL); /* the server is up */
+    pthread_t t = spawn(sleeper, NULL);
+    while (!__atomic_load_n(&sleeper_in, __ATOMIC_ACQUIRE))
+        sched_yield();
+    long during = 0;
+    double worst = 0;
+    while (!__atomic_load_n(&sleeper_out, __ATOMIC_ACQUIRE)) {
+        double t0 = now_s();
+        CHECK(lt_execute(&l2, inc_b, NULL) == &bcount);
+        double dt = now_s() - t0;
+        worst = dt > worst ? dt : worst;
+        during++;
+    }
+    pthread_join(t, NULL);
+    printf("  sleep: %ld sections on another lock during the 100 ms section, slowest %.1f ms\n",
+           during, worst * 1e3);
+    /* Stuck behind the sleeping section, the first would take ~100 ms; the margins are for a
+     * loaded machine. */
+    CHECK(during >= 20);
+    CHECK(worst < 0.08);
+}
+
+/* ---- nested: same server ---- */
+
+static long n_outer, n_inner; /* under l1, under l2 */
+
+static void *inner(void *arg)
+{
+    n_inner++;
+    return arg;
+}
+
+static void *outer(void *arg)
+{
+    n_outer++;
+    if ((intptr_t)arg & 1) {
+        CHECK(lt_execute(&l2, inner, arg) == arg);
+    } else {
+        CHECK_EQ(lt_mutex_lock(&l2), 0);
+        inner(arg);
+        CHECK_EQ(lt_mutex_unlock(&l2), 0);
+    }
+    return arg;
+}
+
+static long nested_iters;
+static lt_mutex_t *nested_outer = &l1;
+
+static void *nested_worker(void *arg)
+{
+    (void)arg;
+    for (long i = 0; i < nested_iters; i++) {
+        CHECK(lt_execute(nested_outer, outer, (void *)(intptr_t)i) == (void *)(intptr_t)i);
+        if ((i & 7) == 0) { /* and the inner lock alone, from the client */
+            CHECK_EQ(lt_mutex_lock(&l2), 0);
+            n_inner++;
+            CHECK_EQ(lt_mutex_unlock(&l2), 0);
+        }
+    }
+    return NULL;
+}
+
+static void nested(void)
+{
+    enum { T = 4 };
+    nested_iters = (long)(20000 * scale);
+    pthread_t t[T];
+    for (int i = 0; i < T; i++)
+        t[i] = spawn(nested_worker, NULL);
+    for (int i = 0; i < T; i++)
+        pthread_join(t[i], NULL);
+    CHECK_EQ(n_outer, T * nested_iters);
+    CHECK_EQ(n_inner, T * nested_iters + T * ((nested_iters + 7) / 8));
+}
+
+/* ---- two servers: the outer lock on server 1, the inner on server 0 ---- */
+
+static lt_mutex_t other = LT_MUTEX_INITIALIZER(SITE_OTHER);
+
+static void two_servers(void)
+{
+    nested_outer = &other;
+    enum { T = 3 };
+    nested_iters = (long)(400 * scale) + 1;
+    pthread_t t[T];
+    for (int i = 0; i < T; i++)
+        t[i] = spawn(nested_worker, NULL);
+    for (int i = 0; i < T; i++)
+        pthread_join(t[i], NULL);
+    CHECK_EQ(n_outer, T * nested_iters);
+    CHECK_EQ(n_inner, T * nested_iters + T * ((nested_iters + 7) / 8));
+}
+
+/* ---- recursive ---- */
+
+static lt_mutex_t rec;
+static long rcount;
+
+static void *rec_leaf(void *arg)
+{
+    rcount++;
+    return arg;
+}
+
+static void *rec_cs(void *arg)
+{
+    rcount++;
+    CHECK(lt_execute(&rec, rec_leaf, arg) == arg); /* inline: we hold it */
+    CHECK_EQ(lt_mutex_lock(&rec), 0);              /* counts the depth */
+    rcount++;
+    CHECK_EQ(lt_mutex_unlock(&rec), 0);
+    void *res = NULL;
+    CHECK_EQ(lt_execute_trylock(&rec, rec_leaf, arg, &res), 0);
+    CHECK(res == arg);
+    return arg;
+}
+
+static void *rec_worker(void *arg)
+{
+    long n = (long)(intptr_t)arg;
+    for (long i = 0; i < n; i++) {
+        CHECK(lt_execute(&rec, rec_cs, &rec) == &rec);
+        CHECK_EQ(lt_mutex_lock(&rec), 0);
+        CHECK(lt_execute(&rec, rec_leaf, &rec) == &rec); /* runs here: we hold it */
+        CHECK_EQ(lt_mutex_unlock(&rec), 0);
+    }
+    return NULL;
+}
+
+static void recursive(void)
+{
+    pthread_mutexattr_t a;
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+    CHECK_EQ(lt_mutex_init(&rec, &a, SITE_REC), 0);
+    pthread_mutexattr_destroy(&a);
+    CHECK(strcmp(lt_mutex_algorithm(&rec), "rcl") == 0);
+    enum { T = 3 };
+    long n = (long)(3000 * scale) + 1;
+    pthread_t t[T];
+    for (int i = 0; i < T; i++)
+        t[i] = spawn(rec_worker, (void *)(intptr_t)n);
+    for (int i = 0; i < T; i++)
+        pthread_join(t[i], NULL);
+    CHECK_EQ(rcount, T * n * 5);
+    CHECK_EQ(lt_mutex_destroy(&rec), 0);
+}
+
+/* ---- trylock ---- */
+
+static void *no_op(void *arg)
+{
+    return arg;
+}
+
+static void *try_busy(void *arg)
+{
+    lt_mutex_t *m = arg;
+    void *res = (void *)1;
+    CHECK_EQ(lt_execute_trylock(m, no_op, m, &res), EBUSY);
+    CHECK(res == (void *)1); /* fn did not run */
+    CHECK_EQ(lt_mutex_trylock(m), EBUSY);
+    return NULL;
+}
+
+static void trylock(void)
+{
+    void *res = NULL;
+    CHECK_EQ(lt_execute_trylock(&l1, no_op, &l1, &res), 0);
+    CHECK(res == &l1);
+    CHECK_EQ(lt_mutex_trylock(&l1), 0);
+    pthread_join(spawn(try_busy, &l1), NULL); /* held by a client */
+    CHECK_EQ(lt_mutex_unlock(&l1), 0);
+    sleeper_in = sleeper_out = 0;
+    pthread_t t = spawn(sleeper, NULL);
+    while (!__atomic_load_n(&sleeper_in, __ATOMIC_ACQUIRE))
+        sched_yield();
+    try_busy(&l1); /* held by a section that sleeps on the server */
+    pthread_join(t, NULL);
+    CHECK_EQ(lt_mutex_trylock(&l1), 0);
+    CHECK_EQ(lt_mutex_unlock(&l1), 0);
+    struct timespec d;
+    clock_gettime(CLOCK_REALTIME, &d);
+    d.tv_sec += 5;
+    CHECK_EQ(lt_mutex_timedlock(&l1, &d), 0);
+    CHECK_EQ(lt_mutex_unlock(&l1), 0);
+}
+
+/* ---- condition waits inside sections ---- */
+
+static lt_cond_t cv = LT_COND_INITIALIZER;
+static int waiting, generation; /* under l1 */
+
+static void *timed_cs(void *arg)
+{
+    (void)arg;
+    struct timespec d;
+    clock_gettime(CLOCK_REALTIME, &d);
+    d.tv_nsec += 30 * 1000000L;
+    if (d.tv_nsec >= 1000000000L) {
+        d.tv_sec++;
+        d.tv_nsec -= 1000000000L;
+    }
+    double t0 = now_s();
+    CHECK_EQ(lt_cond_timedwait(&cv, &l1, &d), ETIMEDOUT);
+    double dt = now_s() - t0;
+    CHECK(dt >= 0.029 && dt < 2.0);
+    waiting = -1; /* under l1 again */
+    return arg;
+}
+
+static void *wait_cs(void *arg)
+{
+    int g = generation;
+    waiting++;
+    while (generation == g)
+        CHECK_EQ(lt_cond_wait(&cv, &l1), 0);
+    waiting--;
+    return arg;
+}
+
+static void *waiter(void *arg)
+{
+    CHECK(lt_execute(&l1, wait_cs, arg) == arg); /* not flagged MAY_WAIT: fine on rcl */
+    return NULL;
+}
+
+static void *count_waiting(void *arg)
+{
+    *(int *)arg = waiting;
+    return arg;
+}
+
+static void *bump(void *arg)
+{
+    generation++;
+    CHECK_EQ(arg ? lt_cond_broadcast(&cv) : lt_cond_signal(&cv), 0);
+    return &generation;
+}
+
+static void condwait(void)
+{
+    CHECK(lt_execute(&l1, timed_cs, &cv) == &cv);
+    int w = 0;
+    lt_execute(&l1, count_waiting, &w);
+    CHECK_EQ(w, -1);
+    waiting = 0;
+    enum { W = 6 };
+    for (int round = 0; round < 2; round++) { /* signal one, then broadcast to all */
+        pthread_t t[W];
+        int n = round ? W : 1;
+        for (int i = 0; i < n; i++)
+            t[i] = spawn(waiter, &t[i]);
+        do {
+            sleep_ms(2);
+            lt_execute(&l1, count_waiting, &w);
+        } while (w < n);
+        lt_execute(&l1, bump, round ? &w : NULL);
+        for (int i = 0; i < n; i++)
+            pthread_join(t[i], NULL);
+        lt_execute(&l1, count_waiting, &w);
+        CHECK_EQ(w, 0);
+    }
+}
+
+/* ---- 10,000 short-lived threads ---- */
+
+static void *short_lived(void *arg)
+{
+    for (int i = 0; i < 3; i++)
+        CHECK(lt_execute(&l2, inc_b, arg) == &bcount);
+    return NULL;
+}
+
+static void threads(void)
+{
+    enum { BATCH = 8 };
+    long total = 10000;
+    bcount = 0;
+    for (long done = 0; done < total; done += BATCH) {
+        pthread_t t[BATCH];
+        for (int i = 0; i < BATCH; i++)
+            t[i] = spawn(short_lived, NULL);
+        for (int i = 0; i < BATCH; i++)
+            pthread_join(t[i], NULL);
+    }
+    CHECK_EQ(bcount, 3 * total);
+}
+
+/* ---- fork ---- */
+
+static long ccount; /* under l3 */
+static void *inc_c(void *arg)
+{
+    ccount++;
+    return arg;
+}
+
+static void *parent_worker(void *arg)
+{
+    for (long i = 0; i < 20000; i++)
+        CHECK(lt_execute(&l3, inc_c, arg) == arg);
+    return NULL;
+}
+
+static void *child_worker(void *arg)
+{
+    for (long i = 0; i < 2000; i++) {
+        CHECK(lt_execute(&l2, inc_b, arg) == &bcount);
+        CHECK_EQ(lt_mutex_lock(&l2), 0);
+        bcount++;
+        CHECK_EQ(lt_mutex_unlock(&l2), 0);
+    }
+    return NULL;
+}
+
+/* A process whose server runs, with requests in flight (on l3), forks.  As with any mutex, a
+ * lock in use by another thread at the fork is unusable in the child (a section of l3 may be
+ * running on the server: l3 stays held there); the child uses l2, bound before the fork and
+ * idle. */
+static void fork_test(void)
+{
+    bcount = ccount = 0;
+    CHECK(lt_execute(&l2, inc_b, NULL) == &bcount);
+    pthread_t t = spawn(parent_worker, &ccount);
+    sleep_ms(2);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        long before = bcount;
+        pthread_t u[3];
+        for (int i = 0; i < 3; i++)
+            u[i] = spawn(child_worker, NULL);
+        for (int i = 0; i < 3; i++)
+            pthread_join(u[i], NULL);
+        CHECK_EQ(bcount, before + 3 * 2 * 2000);
+        exit(0); /* normally: atexit, statistics */
+    }
+    pthread_join(t, NULL);
+    CHECK_EQ(ccount, 20000);
+    int status = 0;
+    double give_up = now_s() + 60;
+    while (waitpid(pid, &status, WNOHANG) == 0) {
+        if (now_s() > give_up) {
+            kill(pid, SIGKILL);
+            fprintf(stderr, "fork: the child did not finish within 60 s\n");
+            exit(1);
+        }
+        sleep_ms(5);
+    }
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK_EQ(bcount, 1);
+    const char *stats = getenv("LOCKTUNE_STATS");
+    if (stats && *stats) { /* the child wrote its own report, beside its parent's */
+        char path[4096];
+        snprintf(path, sizeof path, "%s.%d", stats, (int)pid);
+        CHECK(access(path, R_OK) == 0);
+        unlink(path);
+    }
+}
+
+/* ---- the harness ---- */
+
+static const char *stats_path;
+
+/* The number after "key": in the child's report (-1 if absent). */
+static long long stat_of(const char *json, const char *key)
+{
+    char pat[96];
+    snprintf(pat, sizeof pat, "\"%s\": ", key);
+    const char *p = strstr(json, pat);
+    return p ? atoll(p + strlen(pat)) : -1;
+}
+
+static char *read_report(pid_t pid)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s.%d", stats_path, (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    unlink(path);
+    return buf;
+}
+
+static const char *expected_mode;
+
+static void run(const char *name, void (*fn)(void), double deadline_s, const char *check)
+{
+    double t0 = now_s();
+    fflush(NULL);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        fn();
+        exit(0);
+    }
+    int status = 0;
+    while (waitpid(pid, &status, WNOHANG) == 0) {
+        if (now_s() - t0 > deadline_s) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            fprintf(stderr, "test_rcl: %s did not finish within %.0f s (a server stalled)\n", name,
+                    deadline_s);
+            exit(1);
+        }
+        sleep_ms(2);
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "test_rcl: %s failed (status %#x)\n", name, status);
+        exit(1);
+    }
+    char *report = stats_path ? read_report(pid) : NULL;
+    if (stats_path && !report) {
+        fprintf(stderr, "test_rcl: %s: no statistics report %s.%d\n", name, stats_path, pid);
+        exit(1);
+    }
+    char mode[32] = "?";
+    const char *m = report ? strstr(report, "\"mode\": \"") : NULL;
+    if (m)
+        sscanf(m + 9, "%31[a-z]", mode);
+    long long created = report ? stat_of(report, "servicing_threads_created") : -1;
+    long long interventions = report ? stat_of(report, "interventions") : -1;
+    long long elections = report ? stat_of(report, "elections") : -1;
+    printf("  %-10s %7.3f s  mode %s, servicing threads created %lld, manager interventions "
+           "%lld, elections %lld\n",
+           name, now_s() - t0, mode, created, interventions, elections);
+    fflush(stdout);
+    if (expected_mode && strcmp(mode, expected_mode) != 0) {
+        fprintf(stderr, "test_rcl: %s ran in mode '%s', expected '%s'\n", name, mode,
+                expected_mode);
+        exit(1);
+    }
+    if (check && strcmp(check, "fig2") == 0)
+        CHECK(created >= 3); /* c1 blocked, c2 spinning, c3 served by a third thread */
+    if (check && strcmp(check, "threads") == 0) {
+        long long peak = stat_of(report, "peak"), allocated = stat_of(report, "allocated");
+        printf("             client ids: peak %lld live, %lld allocated\n", peak, allocated);
+        CHECK(allocated >= 10000);
+        CHECK(peak <= 64); /* 8 at a time (+ the main thread and servicing threads) */
+    }
+}
+
+/* Drop the permission SCHED_FIFO needs, for this thread and every thread it creates. */
+static void drop_fifo_permission(void)
+{
+    struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct d[2];
+    CHECK_EQ(syscall(SYS_capget, &h, d), 0);
+    for (int i = 0; i < 2; i++) {
+        unsigned bit = CAP_SYS_NICE - 32u * (unsigned)i;
+        if (CAP_SYS_NICE / 32 == i) {
+            d[i].effective &= ~(1u << bit);
+            d[i].permitted &= ~(1u << bit);
+            d[i].inheritable &= ~(1u << bit);
+        }
+    }
+    CHECK_EQ(syscall(SYS_capset, &h, d), 0);
+    struct rlimit r = {0, 0};
+    CHECK_EQ(setrlimit(RLIMIT_RTPRIO, &r), 0);
+    struct sched_param p = {.sched_priority = 1};
+    CHECK_EQ(sched_setscheduler(0, SCHED_FIFO, &p), -1);
+    CHECK_EQ(errno, EPERM);
+}
+
+static void *probe_thread(void *arg)
+{
+    return arg;
+}
+
+static int fifo_permitted(void)
+{
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    struct sched_param p = {.sched_priority = 4};
+    pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED);
+    pthread_attr_setschedpolicy(&a, SCHED_FIFO);
+    pthread_attr_setschedparam(&a, &p);
+    pthread_t t;
+    int r = pthread_create(&t, &a, probe_thread, NULL);
+    pthread_attr_destroy(&a);
+    if (r == 0)
+        pthread_join(t, NULL);
+    return r == 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: test_rcl fifo|degraded|two-servers\n");
+        return 2;
+    }
+    const char *group = argv[1];
+    const char *san = getenv("LOCKTUNE_SANITIZER");
+    if (san && *san)
+        scale = strcmp(san, "tsan") == 0 ? 0.1 : 0.3;
+    stats_path = getenv("LOCKTUNE_STATS");
+    if (stats_path && !*stats_path)
+        stats_path = NULL;
+    const char *forced = getenv("LOCKTUNE_RCL_MODE");
+    printf("test_rcl %s\n", group);
+    if (strcmp(group, "degraded") == 0) {
+        drop_fifo_permission();
+        expected_mode = "degraded";
+    } else if (forced && strcmp(forced, "degraded") == 0) {
+        expected_mode = "degraded";
+    } else if (!fifo_permitted()) {
+        printf("test_rcl: SCHED_FIFO is not permitted here: skipped\n");
+        return 77;
+    } else {
+        expected_mode = "fifo";
+    }
+    double t0 = now_s();
+    if (strcmp(group, "two-servers") == 0) {
+        run("two-servers", two_servers, 120, NULL);
+    } else if (strcmp(group, "fifo") == 0 || strcmp(group, "degraded") == 0) {
+        run("fig2", fig2, 30, "fig2");
+        run("sleep", sleep_test, 30, NULL);
+        run("nested", nested, 60, NULL);
+        run("recursive", recursive, 60, NULL);
+        run("trylock", trylock, 30, NULL);
+        run("condwait", condwait, 30, NULL);
+        run("threads", threads, 120, "threads");
+        if (san && strcmp(san, "tsan") == 0) /* it cannot start threads in a forked child */
+            printf("  fork       skipped under ThreadSanitizer\n");
+        else
+            run("fork", fork_test, 60, NULL);
+    } else {
+        fprintf(stderr, "test_rcl: unknown group '%s'\n", group);
+        return 2;
+    }
+    printf("test_rcl %s: ok (%.1f s)\n", group, now_s() - t0);
+    return 0;
+}
