@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import click
 
 from locktune import machine, ui
-from locktune.bench import lockbench, report, runner, sweeps
-from locktune.errors import LocktuneError, NotImplementedYet, UsageProblem
+from locktune.bench import compare, compare_report, lockbench, report, runner, sweeps
+from locktune.errors import LocktuneError, UsageProblem
 
 
 @click.group("bench")
@@ -59,7 +61,9 @@ def _algorithms(text: str | None) -> list[str]:
     help="Algorithms beside glibc, comma-separated (default: every algorithm of DESIGN.md; "
     "those this liblocktune lacks are reported as unavailable).",
 )
-@click.option("--repeats", type=click.IntRange(1, 1000), help="Rounds (default 5; --quick 2).")
+@click.option(
+    "--repeats", metavar="N", type=click.IntRange(1, 1000), help="Rounds (default 5; --quick 2)."
+)
 @click.option(
     "--duration",
     type=click.FloatRange(0.001, 3600),
@@ -217,8 +221,340 @@ def locks(
         )
 
 
-@command.command("compare", context_settings={"ignore_unknown_options": True})
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def compare(args: tuple[str, ...]) -> None:
-    """Original vs rewritten program on the same workload, interleaved and repeated."""
-    raise NotImplementedYet("locktune bench compare", 7)
+@command.command("compare")
+@click.argument("original", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("rewritten", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("command_line", metavar="-- COMMAND [ARGS]...", nargs=-1, required=True)
+@click.option(
+    "--build",
+    "build_cmd",
+    metavar="CMD",
+    default=compare.DEFAULT_BUILD,
+    show_default=True,
+    help="How to build the original: a shell command run in a copy of ORIGINAL.",
+)
+@click.option(
+    "--build-rewritten",
+    "build_rewritten_cmd",
+    metavar="CMD",
+    default=compare.DEFAULT_BUILD_REWRITTEN,
+    show_default=True,
+    help="How to build the rewritten tree, in a copy of REWRITTEN; $LOCKTUNE_CFLAGS and "
+    "$LOCKTUNE_LIBS hold `locktune flags --cflags` and `--libs`.",
+)
+@click.option(
+    "--no-build", is_flag=True, help="Run both trees as they are: they are built already."
+)
+@click.option(
+    "--algos",
+    metavar="LIST",
+    help="Run the rewritten program with every lock on each of these algorithms "
+    "(LOCKTUNE_ALGO=default=X), comma-separated; `none` for none (default: every algorithm "
+    "of DESIGN.md; those this liblocktune lacks are reported as unavailable).",
+)
+@click.option(
+    "--site",
+    "site_args",
+    metavar="SITE",
+    multiple=True,
+    help="Also try each of those algorithms on SITE alone, the other sites as the header "
+    "says.  SITE: an id, FILE:LINE, or `hot` (the site with the largest share of thread "
+    "time in its critical sections).  Repeatable.",
+)
+@click.option(
+    "--config",
+    "configs",
+    metavar="[NAME:]SPEC",
+    multiple=True,
+    help="A per-site configuration in LOCKTUNE_ALGO syntax with sites by id or FILE:LINE, "
+    "e.g. hot-rcl:items.c:22=rcl,default=posix.  Repeatable.",
+)
+@click.option(
+    "--header",
+    "headers",
+    metavar="[NAME:]FILE",
+    multiple=True,
+    help="An edited locktune_config.h: the rewritten tree is rebuilt with it.  Repeatable.",
+)
+@click.option(
+    "--profile",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="profile.json that ranks the sites for --site hot (default: the figures in the "
+    "header's comments).",
+)
+@click.option(
+    "--threads",
+    "threads_text",
+    metavar="LIST",
+    help="Thread counts: COMMAND runs at each, with {threads} replaced, e.g. -- ./app -t {threads}.",
+)
+@click.option(
+    "--repeats", metavar="N", type=click.IntRange(1, 1000), help="Rounds (default 5; --quick 2)."
+)
+@click.option(
+    "--timeout",
+    metavar="S",
+    type=click.FloatRange(0.1, 86400),
+    default=120,
+    show_default=True,
+    help="Seconds one run may take; a variant that runs longer is stopped and not run at "
+    "that point again.",
+)
+@click.option(
+    "--metric",
+    metavar="REGEX|wall",
+    default=compare.THROUGHPUT,
+    show_default=True,
+    help="The figure compared (higher is better): the last match of REGEX's first group in "
+    "the program's output, or `wall` for runs per second.",
+)
+@click.option(
+    "--check",
+    metavar="REGEX",
+    default=compare.DEFAULT_CHECK,
+    show_default=True,
+    help="Output lines matching REGEX must be the same as the original's at the same point; "
+    "'' checks nothing.",
+)
+@click.option("--seed", type=int, default=1, show_default=True, help="Shuffle seed.")
+@click.option("--no-probe", is_flag=True, help="No core-to-core round-trip probe beside each run.")
+@click.option("--quick", is_flag=True, help="Two rounds: a smoke test, not a measurement.")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Output directory (default bench/results/compare-<program>-<N>cpu-<date>).",
+)
+@click.option(
+    "--keep-builds",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Build the trees here and keep them (default: a temporary directory).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print results.json instead of the table.")
+def compare_command(
+    original: Path,
+    rewritten: Path,
+    command_line: tuple[str, ...],
+    build_cmd: str,
+    build_rewritten_cmd: str,
+    no_build: bool,
+    algos: str | None,
+    site_args: tuple[str, ...],
+    configs: tuple[str, ...],
+    headers: tuple[str, ...],
+    profile: Path | None,
+    threads_text: str | None,
+    repeats: int | None,
+    timeout: float,
+    metric: str,
+    check: str,
+    seed: int,
+    no_probe: bool,
+    quick: bool,
+    out: Path | None,
+    keep_builds: Path | None,
+    as_json: bool,
+) -> None:
+    """The original program against its rewritten build, on the same workload.
+
+    ORIGINAL is the program's source tree, REWRITTEN the output of `locktune rewrite`.  Each
+    is copied and built by its own build; then COMMAND (run in each build's directory) runs
+    for the original and for every configuration of the rewritten build, interleaved in a
+    shuffled order and repeated.  Each configuration's throughput is divided by the
+    original's in the same round (min/median/max over rounds).  Configurations: the header
+    as generated (the profile's recommendation), every lock on one algorithm, one site on
+    each algorithm (--site), hand-written per-site ones (--config), edited headers
+    (--header).  Lines matching --check must be the same as the original's.  Writes
+    results.json and SVG charts, and prints a table.
+
+    \b
+    Examples:
+      locktune bench compare app/ app-locktune/ -- ./app -t 8
+      locktune bench compare app/ app-locktune/ --threads 2,8,32 --site hot \\
+          --algos posix,mcscr,shfl-block -- ./app -t {threads}
+      locktune bench compare app/ app-locktune/ --config hot-rcl:items.c:22=rcl \\
+          --header mine:my_config.h -- ./app -t 8
+    """
+    command_line = list(command_line)
+    if no_build and headers:
+        raise UsageProblem("--header rebuilds the rewritten tree: it cannot go with --no-build")
+    if metric != compare.WALL:
+        try:
+            if re.compile(metric).groups < 1:
+                raise UsageProblem(f"--metric {metric}: needs a group around the number")
+        except re.error as e:
+            raise UsageProblem(f"--metric {metric}: {e}") from None
+    try:
+        re.compile(check)
+    except re.error as e:
+        raise UsageProblem(f"--check {check}: {e}") from None
+    pts = compare.points(command_line, _int_list("--threads", threads_text, 1, 100000))
+    if algos is not None and algos.strip() == "none":
+        algorithms: list[str] = []
+    else:
+        algorithms = _algorithms(algos)
+    profile_doc = None
+    if profile is not None:
+        try:
+            profile_doc = json.loads(profile.read_text())
+        except (OSError, json.JSONDecodeError) as e:
+            raise UsageProblem(f"--profile {profile}: not a profile: {e}") from None
+    sites, profile_name = compare.header_sites(rewritten, profile_doc)
+    variants, extra_builds, notes = compare.variants(
+        sites, profile_name, algorithms, list(site_args), list(configs), list(headers), rewritten
+    )
+
+    ui.progress("describing the machine")
+    desc = machine.describe()
+    load = desc["load_average"][0]
+    if load > 0.25 * (desc["usable_cpus"] or 1) and not quick:
+        ui.progress_done()
+        click.echo(
+            f"warning: load average {load:.2f} on {desc['usable_cpus']} CPUs: this machine is "
+            "busy, so these figures measure the other work too",
+            err=True,
+        )
+    ui.progress("asking liblocktune which algorithms it has")
+    wanted = sorted({a for v in variants for a in v.algorithms})
+    avail = lockbench.available(wanted, desc["usable_cpus"] or 1)
+    variants, unavailable = compare.drop_unavailable(variants, avail.unavailable)
+    if not any(v.kind != "original" for v in variants):
+        ui.progress_done()
+        why = "; ".join(f"{n}: {w}" for n, w in unavailable.items())
+        raise LocktuneError(f"nothing to compare the original with ({why})")
+
+    builds = {
+        compare.ORIGINAL: compare.Build(
+            compare.ORIGINAL, original, None if no_build else build_cmd, rewritten=False
+        ),
+        "rewritten": compare.Build(
+            "rewritten", rewritten, None if no_build else build_rewritten_cmd
+        ),
+    }
+    for b in extra_builds:
+        b.command = build_rewritten_cmd
+        builds[b.name] = b
+    used = {v.build for v in variants}
+    tmp = None
+    if keep_builds is not None:
+        build_root = keep_builds.resolve()
+        build_root.mkdir(parents=True, exist_ok=True)
+    else:
+        tmp = tempfile.TemporaryDirectory(prefix="locktune-compare-")
+        build_root = Path(tmp.name)
+    try:
+        for name in builds:
+            if name in used:
+                ui.progress(f"building {name}")
+                compare.prepare(builds[name], build_root)
+        warnings = []
+        for name in used:
+            exe = _program(builds[name], pts[0])
+            if exe is None:
+                continue
+            links = compare.links_liblocktune(exe)
+            if builds[name].rewritten and links is False:
+                warnings.append(
+                    f"{exe} does not call liblocktune: the '{name}' build runs the original "
+                    "code (was it built with `locktune flags`?)"
+                )
+        settings = compare.Measure(metric=metric, check=check or None, timeout=timeout)
+        n_repeats = repeats or (2 if quick else 5)
+        probe = None
+        if not no_probe and (desc["usable_cpus"] or 1) >= 2:
+            tsc = lockbench.machine_info()["tsc"]["hz"]
+
+            def probe() -> float | None:
+                return compare.probe_round_trip(tsc)
+
+        started = time.time()
+
+        def progress(n: int, total: int, r: int, p: compare.Point, v: compare.Variant) -> None:
+            elapsed = time.time() - started
+            eta = f", about {elapsed / n * (total - n):.0f} s left" if n else ""
+            where = f"{p.threads} threads: " if p.threads is not None else ""
+            ui.progress(f"[{n + 1}/{total}] round {r + 1}/{n_repeats} {where}{v.name}{eta}")
+
+        runs = compare.run_all(
+            pts, variants, builds, settings, n_repeats, seed, probe=probe, progress=progress
+        )
+        ui.progress_done()
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+    notes += compare.check_results(runs)
+    summary = compare.summarise(pts, variants, runs)
+    program = Path(command_line[0]).name
+    document = {
+        "schema": compare.SCHEMA,
+        "command": "locktune bench compare "
+        + shlex.join(sys.argv[3:] if len(sys.argv) > 3 else []),
+        "machine": desc,
+        "program": program,
+        "original": str(original.resolve()),
+        "rewritten": str(rewritten.resolve()),
+        "builds": {
+            n: {"command": b.command, "header": str(b.header) if b.header else None}
+            for n, b in builds.items()
+            if n in used
+        },
+        "settings": {
+            "repeats": n_repeats,
+            "timeout_s": timeout,
+            "metric": metric,
+            "check": check,
+            "seed": seed,
+            "quick": quick,
+            "probe": probe is not None,
+            "regime_threshold_ns": runner.NEAR_FAR_NS,
+        },
+        "sites": [
+            {
+                "id": s.id,
+                "file": s.file,
+                "line": s.line,
+                "name": s.name,
+                "algorithm": s.algorithm,
+                "cs_percent": s.cs_percent,
+            }
+            for s in sites
+        ],
+        "variants": [v.doc() for v in variants],
+        "unavailable": unavailable,
+        "notes": notes + warnings,
+        "points": summary,
+        "runs": runs,
+        "wall_s": time.time() - started,
+    }
+    out_dir = out or compare_report.default_out_dir(program, desc)
+    written = compare_report.write(out_dir, document, program)
+    if as_json:
+        click.echo(json.dumps(document, indent=1))
+    else:
+        click.echo(compare_report.tables(summary))
+        click.echo()
+        for line in compare_report.verdict_lines(summary):
+            click.echo(line)
+        for line in report.unavailable_lines(unavailable):
+            click.echo(line)
+        for line in notes + warnings:
+            click.echo(f"note: {line}")
+        click.echo(
+            f"wrote {out_dir}: results.json and {len(written) - 1} chart(s) "
+            f"({len(runs)} runs, {document['wall_s']:.0f} s)"
+        )
+    failed = [r for r in runs if not r["ok"] and not r.get("timed_out")]
+    if failed:
+        first = failed[0]
+        raise LocktuneError(
+            f"{len(failed)} of {len(runs)} runs failed, first {first['variant']}: "
+            f"{first['error']} (all in {out_dir / 'results.json'})"
+        )
+
+
+def _program(build: compare.Build, point: compare.Point) -> Path | None:
+    """The executable COMMAND runs in a build, when it is a file there."""
+    first = point.argv[0]
+    if "/" not in first or build.dir is None:
+        return None
+    path = build.dir / first
+    return path if path.is_file() else None

@@ -40,9 +40,13 @@ DEFAULTS = {
     "locality_poor_ns": 300.0,
     # RCL dedicates a core to its server: not worth it below this many usable CPUs.
     "rcl_min_cpus": 4,
-    # Contention above which oversubscribed waiters are culled (Malthusian lock) rather than
-    # merely parked (blocking ShflLock).
-    "cull_contention_percent": 50.0,
+    # Contention above which oversubscribed waiters are culled (Malthusian lock, mcscr)
+    # rather than merely parked (blocking ShflLock).  None: never, the default, because on
+    # the development VM (2 vCPUs, oversubscribed) the runtime's mcscr ran at 0.2-0.5x glibc
+    # in `locktune bench locks --sweep oversubscribed` where shfl-block held 0.7-1.1x, and the
+    # bundled apps' mcscr headers at 0.1-0.7x the original (`locktune bench compare`).  A
+    # thresholds file may set it where mcscr measures better.
+    "cull_contention_percent": None,
 }
 
 
@@ -136,7 +140,8 @@ def recommend(site: dict, machine: dict, t: dict) -> dict:
     cond = (site.get("cond_waits") or 0) > 0
 
     if threads > cpus:
-        if contention >= t["cull_contention_percent"]:
+        cull = t["cull_contention_percent"]
+        if cull is not None and contention >= cull:
             return out(
                 "mcscr",
                 f"{threads} threads on {cpus} CPUs and contention {_pct(contention)}: a "

@@ -22,6 +22,7 @@ from elftools.elf.elffile import ELFFile
 from locktune.errors import LocktuneError
 
 _DW_OP_ADDR = 0x03
+_DW_OP_ADDRX = (0xA1, 0xFB)  # DW_OP_addrx (DWARF 5), DW_OP_GNU_addr_index
 _ADDR_LINE = re.compile(r"^0x[0-9a-fA-F]+$")
 
 
@@ -257,12 +258,9 @@ def _dwarf_variables(elf: ELFFile) -> dict[int, Variable]:
         for die in cu.iter_DIEs():
             if die.tag != "DW_TAG_variable":
                 continue
-            loc = die.attributes.get("DW_AT_location")
-            if loc is None or not isinstance(loc.value, list) or len(loc.value) != 9:
+            addr = _static_address(dwarf, cu, die.attributes.get("DW_AT_location"))
+            if addr is None:
                 continue
-            if loc.value[0] != _DW_OP_ADDR:
-                continue
-            addr = int.from_bytes(bytes(loc.value[1:9]), "little")
             spec = die
             if "DW_AT_name" not in die.attributes:
                 for ref in ("DW_AT_specification", "DW_AT_abstract_origin"):
@@ -295,6 +293,31 @@ def _dwarf_variables(elf: ELFFile) -> dict[int, Variable]:
                 Variable(name, file, line.value if line else None, addr, is_array, type_off),
             )
     return found
+
+
+def _static_address(dwarf, cu, loc) -> int | None:
+    """The address of a variable whose location is one static address: DW_OP_addr ADDR, or
+    (DWARF 5, clang's default) DW_OP_addrx INDEX into .debug_addr."""
+    if loc is None or not isinstance(loc.value, list) or not loc.value:
+        return None
+    op, operand = loc.value[0], loc.value[1:]
+    if op == _DW_OP_ADDR and len(operand) == 8:
+        return int.from_bytes(bytes(operand), "little")
+    if op in _DW_OP_ADDRX:
+        index, shift, used = 0, 0, 0
+        for byte in operand:  # ULEB128: the whole expression is this one operation
+            index |= (byte & 0x7F) << shift
+            shift += 7
+            used += 1
+            if not byte & 0x80:
+                break
+        if used != len(operand):
+            return None
+        try:
+            return dwarf.get_addr(cu, index)
+        except Exception:  # no .debug_addr, no DW_AT_addr_base: not a static we can place
+            return None
+    return None
 
 
 def _file_name(lineprog, comp_dir: str, index: int) -> str | None:

@@ -124,6 +124,17 @@ def _pct(x) -> str:
     return "?" if x is None else f"{float(x):.1f}%"
 
 
+def _locality(est) -> str:
+    """The profile's locality estimate as words: {"extra_ns_per_cs": 180.0, ...} (the
+    profiler's shape) or a string."""
+    if isinstance(est, dict):
+        extra = est.get("extra_ns_per_cs")
+        if extra is None:
+            return ""
+        return f", locality estimate {extra:+.0f} ns per section when the lock comes from another thread"
+    return f", locality estimate {est}" if est not in (None, "") else ""
+
+
 def profile_sentence(lock: dict) -> str:
     acq = lock.get("acquisitions")
     cont = lock.get("contended")
@@ -135,8 +146,7 @@ def profile_sentence(lock: dict) -> str:
         parts.append(f"{inst} locks")
     misses = lock.get("misses_per_cs")
     if misses is None:
-        est = lock.get("locality_estimate")
-        est_text = f", locality estimate {est}" if est not in (None, "") else ""
+        est_text = _locality(lock.get("locality_estimate"))
         parts.append(f"misses/CS n/a (no hardware counters){est_text}")
     else:
         parts.append(f"{float(misses):.1f} misses/CS")

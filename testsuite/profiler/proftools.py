@@ -10,9 +10,15 @@ from pathlib import Path
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 
 
-def build(out_dir: Path, name: str, flags: list[str] | None = None, out: str | None = None) -> Path:
+def build(
+    out_dir: Path,
+    name: str,
+    flags: list[str] | None = None,
+    out: str | None = None,
+    compiler: str = "cc",
+) -> Path:
     exe = out_dir / (out or name)
-    cmd = ["cc", "-O2", "-g", "-Wall", "-Wextra", "-Werror", "-pthread"]
+    cmd = [compiler, "-O2", "-g", "-Wall", "-Wextra", "-Werror", "-pthread"]
     cmd += [*(flags or []), "-o", str(exe), str(PROGRAMS / f"{name}.c")]
     res = subprocess.run(cmd, capture_output=True, text=True)
     if res.returncode != 0:

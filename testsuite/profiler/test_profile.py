@@ -156,6 +156,22 @@ def test_sites_resolve_to_their_lines_at_O2(run_locktune, bins, out):
     assert found[("sites.c", m["firstuse"][0])]["origin"] == "first-use"
 
 
+def test_static_sites_resolve_with_clang_dwarf5(run_locktune, out):
+    """clang's DWARF 5 places a static variable with DW_OP_addrx (an index into .debug_addr),
+    not DW_OP_addr: statically initialised locks still land on their definition's line."""
+    exe = build(out, "sites", ["-gdwarf-5"], out="sites-clang", compiler="clang")
+    res, doc = profile(run_locktune, out, exe, opts=("--wrapper", "my_init"))
+    assert res.returncode == 0, res.stderr
+    found = _sites(doc)
+    m = markers("sites")
+    for name in ("static", "array", "member"):
+        line, count = m[name]
+        lock = found.get(("sites.c", line))
+        assert lock is not None, f"SITE:{name} (sites.c:{line}) missing from {sorted(found)}"
+        assert lock["origin"] == "static" and lock["acquisitions"] == count, name
+    assert found[("sites.c", m["array"][0])]["site"]["symbol"] == "g_array[]"
+
+
 def test_without_wrapper_names_the_init_call_inside_the_wrapper(run_locktune, bins, out):
     res, doc = profile(run_locktune, out, bins["sites"])
     assert res.returncode == 0, res.stderr

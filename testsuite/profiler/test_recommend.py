@@ -43,7 +43,7 @@ CASES = [
     ("few waits, long ones", site(contention_percent=1.0, wait_percent=30.0), BIG, "shfl"),
     ("oversubscribed", site(contention_percent=20.0), OVER, "shfl-block"),
     ("oversubscribed process, 2 users", site(contention_percent=20.0, threads=2), OVER, "shfl"),
-    ("oversubscribed, most wait", site(contention_percent=80.0), OVER, "mcscr"),
+    ("oversubscribed, most wait", site(contention_percent=80.0), OVER, "shfl-block"),
     ("very hot, many CPUs", site(cs_percent=75.0), BIG, "rcl"),
     ("poor locality (counters)", site(misses_per_cs=12.0), BIG, "rcl"),
     (
@@ -63,6 +63,12 @@ def test_rules(name, s, machine, expected):
     r = recommend(s, machine, DEFAULTS)
     assert r["algorithm"] == expected, r
     assert r["algorithm"] in ALGORITHMS and r["reason"]
+
+
+def test_a_cull_threshold_brings_the_malthusian_lock_back():
+    t = dict(DEFAULTS, cull_contention_percent=50.0)
+    assert recommend(site(contention_percent=80.0), OVER, t)["algorithm"] == "mcscr"
+    assert recommend(site(contention_percent=20.0), OVER, t)["algorithm"] == "shfl-block"
 
 
 def test_no_upper_threshold_means_no_rcl_for_heat_alone():

@@ -352,6 +352,26 @@ def test_profile_lands_in_the_header(run_locktune, src, tmp_path):
     assert "1 profiled site(s) not found in the sources: gone.c:9" in res.stdout
 
 
+def test_profiler_locality_estimate_in_words(run_locktune, src, tmp_path):
+    """The profiler writes the estimate as an object: the header says it in words."""
+    doc = json.loads(json.dumps(PROFILE))
+    doc["locks"][0]["locality_estimate"] = {
+        "extra_ns_per_cs": 212.4,
+        "remote_fraction": 0.4,
+        "label": "estimate",
+        "reason": None,
+    }
+    prof = tmp_path / "profile.json"
+    prof.write_text(json.dumps(doc))
+    out = tmp_path / "o"
+    res = run_locktune("rewrite", str(src), "--out", str(out), "--profile", str(prof))
+    assert res.returncode == 0, res.stderr
+    text = re.sub(r"\n\s*\* ?", " ", (out / "locktune_config.h").read_text())
+    header = " ".join(text.split())
+    assert "locality estimate +212 ns per section when the lock comes from another thread" in header
+    assert "remote_fraction" not in header
+
+
 def test_bad_profile(run_locktune, src, tmp_path):
     prof = tmp_path / "profile.json"
     prof.write_text(json.dumps({"schema": "something-else/1"}))
