@@ -82,8 +82,12 @@ static void *worker(void *arg)
     return NULL;
 }
 
+static int served; /* clients whose first section has returned */
+
 static void *forever(void *arg)
 {
+    lt_execute(&locks[(long)arg % NLOCKS], inc, &counts[(long)arg % NLOCKS]);
+    __atomic_fetch_add(&served, 1, __ATOMIC_RELEASE);
     for (;;)
         lt_execute(&locks[(long)arg % NLOCKS], inc, &counts[(long)arg % NLOCKS]);
     return NULL;
@@ -99,8 +103,12 @@ int main(int argc, char **argv)
             pthread_create(&t, NULL, forever, (void *)i);
             pthread_detach(t);
         }
+        /* every client served once (on a loaded machine 50 ms may not be enough for that),
+         * then a little more: main returns with clients still inside lt_execute */
+        while (__atomic_load_n(&served, __ATOMIC_ACQUIRE) < 8)
+            usleep(1000);
         usleep(50000);
-        return 0; /* clients still inside lt_execute */
+        return 0;
     }
     enum { T = 4, N = 500 };
     pthread_t t[T];

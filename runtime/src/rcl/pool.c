@@ -132,8 +132,10 @@ static int spawn(struct rcl_server *srv, enum role role, void *(*fn)(void *), vo
     int r = pthread_create(&t, &a, fn, arg);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_attr_destroy(&a);
+    /* release: the manager reads a servicing thread's handle without the pool lock (elect);
+     * until this store it reads 0 and leaves that thread alone. */
     if (r == 0 && out)
-        *out = t;
+        __atomic_store_n(out, t, __ATOMIC_RELEASE);
     return r;
 }
 
@@ -270,9 +272,13 @@ static void elect(struct rcl_server *srv)
     __atomic_store_n(&e->timestamp, ts, __ATOMIC_RELAXED);
     for (struct rcl_sthread *t = all; t; t = t->next_all)
         if (t != e && __atomic_load_n(&t->servicing, __ATOMIC_RELAXED)) {
+            /* acquire: pairs with spawn's store; 0 while pthread_create has not returned */
+            pthread_t th = __atomic_load_n(&t->thread, __ATOMIC_ACQUIRE);
+            if (!th)
+                continue;
             /* lowered: front of the lower list; raised again: back of its own list */
-            pthread_setschedprio(t->thread, PRIO_BACKUP);
-            pthread_setschedprio(t->thread, PRIO_SERVICING);
+            pthread_setschedprio(th, PRIO_BACKUP);
+            pthread_setschedprio(th, PRIO_SERVICING);
         }
     lt_local_add64(&srv->ct.elections, 1, srv->pinned);
 }
