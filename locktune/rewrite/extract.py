@@ -26,6 +26,7 @@ from pathlib import Path
 
 from locktune import native
 from locktune.errors import LocktuneError
+from locktune.rewrite import callgraph
 
 EXTRACT_TIMEOUT_S = 600
 _DIAG = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?:\d+:)? (?:fatal )?error: (?P<msg>.*)$")
@@ -122,6 +123,9 @@ def run(
             ]
             for name, role in sorted(wrappers.items()):
                 cmd += ["--lock-wrapper", f"{name}={role}"]
+            facts = Path(tmp) / "callee-facts.json"
+            facts.write_text(json.dumps(callee_facts(path, abs_files, source_root, flags)))
+            cmd += ["--callee-facts", str(facts)]
             cmd += flags.args(abs_files)
         else:
             report = None
@@ -151,6 +155,31 @@ def run(
     return ExtractResult(
         mode, reason, sections=_sections_from_calls(doc, source_root), diagnostics=diagnostics
     )
+
+
+def callee_facts(path: Path, abs_files: list[str], source_root: Path, flags: Flags) -> dict:
+    """The whole-program pass: every file's functions listed (`--list-functions`), closed over
+    the call graph (callgraph.py).  A file that does not parse lists nothing here; the
+    extraction reports it."""
+    cmd = [str(path), "--list-functions", "--source-root", str(source_root)]
+    try:
+        res = subprocess.run(
+            cmd + flags.args(abs_files), capture_output=True, text=True, timeout=EXTRACT_TIMEOUT_S
+        )
+    except subprocess.TimeoutExpired as e:
+        raise LocktuneError(
+            f"locktune-extract --list-functions ran longer than {e.timeout} s"
+        ) from e
+    if res.returncode not in (0, 1):
+        tail = " ".join(res.stderr.split())[-300:]
+        raise LocktuneError(
+            f"locktune-extract --list-functions failed (exit {res.returncode}): {tail}"
+        )
+    try:
+        doc = json.loads(res.stdout)
+    except json.JSONDecodeError as e:
+        raise LocktuneError(f"locktune-extract --list-functions: unreadable listing: {e}") from e
+    return callgraph.close(doc.get("functions", []))
 
 
 def _read(report: Path, res: subprocess.CompletedProcess) -> str:

@@ -66,7 +66,7 @@ std::optional<std::string> Extractor::run(Report &R)
     };
     std::string FileName = Path(SM.getLocForStartOfFile(SM.getMainFileID()));
     LockCalls Calls(Ctx, Src, Path, Opts.Wrappers);
-    ThreadIdentity Identity(Src);
+    ThreadIdentity Identity(Src, Opts.External);
     TUContext TU{Ctx, Src, Calls, Identity, Skipped};
     EditContext FileEdits(Src);
     Emitter Emit(Ctx, Src, FileEdits, FileName);

@@ -12,6 +12,7 @@
 #include "LockCalls.h"
 #include "Report.h"
 #include "SourceText.h"
+#include "ThreadIdentity.h"
 
 #include "clang/AST/ASTContext.h"
 
@@ -24,6 +25,7 @@ namespace locktune {
 
 struct ExtractOptions {
     std::map<std::string, WrapperSpec> Wrappers;
+    CalleeFacts External;   // what functions of other files do (--callee-facts)
     std::string SourceRoot; // absolute
 };
 

@@ -144,6 +144,16 @@ struct Scanner : RecursiveASTVisitor<Scanner> {
             Facts.SetsErrno = "calls " + N.str() + "() (" + Where(C) + "), which may set errno";
         if (identityDependent(N) && Facts.OnCaller.empty())
             Facts.OnCaller = "calls " + N.str() + "() (" + Where(C) + ")";
+        if (!F->hasBody()) { // defined in another file: what the whole-program pass found
+            const CalleeFacts &X = TI->external();
+            auto Bound = X.OnCaller.find(N.str());
+            if (Bound != X.OnCaller.end() && Facts.OnCaller.empty())
+                Facts.OnCaller =
+                    "calls " + N.str() + "() (" + Where(C) + "), which " + Bound->second;
+            auto Waits = X.Wait.find(N.str());
+            if (Waits != X.Wait.end() && Facts.Wait.empty())
+                Facts.Wait = "calls " + N.str() + "() (" + Where(C) + "), which " + Waits->second;
+        }
         if (LockCalls::condWaitMutex(C) && Facts.Wait.empty())
             Facts.Wait = "waits on a condition variable (" + Where(C) + ")";
         if (F->hasBody() && !pthreadOpKind(N)) {

@@ -14,7 +14,10 @@
 //   a condition wait                     -> LT_EXEC_MAY_WAIT ("may-wait"): a combiner must not
 //                                           block in it for another thread
 //
-// Calls to functions defined in the translation unit are followed (transitively, memoised).
+// Calls to functions defined in the translation unit are followed (transitively, memoised);
+// what functions of the program's other files do comes from `locktune-extract
+// --list-functions` over every file, closed over the call graph by the caller
+// (locktune/rewrite/callgraph.py) and handed back as CalleeFacts (--callee-facts FILE).
 #ifndef LOCKTUNE_EXTRACT_THREADIDENTITY_H
 #define LOCKTUNE_EXTRACT_THREADIDENTITY_H
 
@@ -34,13 +37,27 @@ struct IdentityFacts {
     std::string SetsErrno; // a call that may set errno (a library or unknown function)
 };
 
+// Functions defined in other files that depend on their thread or may wait on a condition
+// variable (name -> why, worded to follow "which").
+struct CalleeFacts {
+    std::map<std::string, std::string> OnCaller;
+    std::map<std::string, std::string> Wait;
+};
+
 class ThreadIdentity {
 public:
-    explicit ThreadIdentity(const SourceText &Src) : Src(Src) {}
+    ThreadIdentity(const SourceText &Src, const CalleeFacts &External)
+        : Src(Src), External(External)
+    {
+    }
     // Sets the section's flags, errno carrying and report entry.
     void analyze(const FunctionContext &F, Section &S);
     // What a function's body does, for a call to it.
     const IdentityFacts &ofFunction(const clang::FunctionDecl *Fn);
+    const CalleeFacts &external() const
+    {
+        return External;
+    }
 
 private:
     IdentityFacts scan(const clang::Stmt *Root, const std::function<bool(const clang::Stmt *)> &In,
@@ -48,6 +65,7 @@ private:
     std::string where(const clang::Stmt *S) const;
 
     const SourceText &Src;
+    const CalleeFacts &External;
     std::map<const clang::FunctionDecl *, IdentityFacts> Memo;
     std::set<const clang::FunctionDecl *> Busy;
 };

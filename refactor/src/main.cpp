@@ -9,6 +9,7 @@
 // every place a lock comes to life; with --out-dir the rewritten files are written there.
 #include "Extractor.h"
 #include "ListCalls.h"
+#include "ListFunctions.h"
 #include "Report.h"
 
 #include "clang/AST/ASTConsumer.h"
@@ -26,9 +27,12 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -57,6 +61,15 @@ llvm::cl::list<std::string> LockWrappers(
                    "arguments (e.g. item_lock=lock:&item_locks[$1 & mask]). Repeatable."));
 llvm::cl::opt<bool> List("list", llvm::cl::cat(Category),
                          llvm::cl::desc("Only list the pthread mutex calls (JSON)"));
+llvm::cl::opt<bool> ListFns(
+    "list-functions", llvm::cl::cat(Category),
+    llvm::cl::desc("Only list each function defined in the FILEs: whether it depends on its\n"
+                   "thread or may wait on a condition variable, and the functions of other\n"
+                   "files it calls (JSON; the whole-program pass before extraction)"));
+llvm::cl::opt<std::string> CalleeFactsFile(
+    "callee-facts", llvm::cl::value_desc("FILE"), llvm::cl::cat(Category),
+    llvm::cl::desc("What functions of other files do, from --list-functions closed over the\n"
+                   "call graph: {\"on_caller\": {NAME: WHY}, \"wait\": {NAME: WHY}}"));
 
 std::string absolute(StringRef P)
 {
@@ -317,6 +330,35 @@ private:
     const CompilationDatabase &Base;
 };
 
+// --callee-facts FILE: {"on_caller": {NAME: WHY}, "wait": {NAME: WHY}}.
+std::optional<std::string> readCalleeFacts(const std::string &Path, locktune::CalleeFacts &Out)
+{
+    auto Buf = llvm::MemoryBuffer::getFile(Path);
+    if (!Buf)
+        return Buf.getError().message();
+    llvm::Expected<llvm::json::Value> V = llvm::json::parse((*Buf)->getBuffer());
+    if (!V)
+        return "not JSON: " + llvm::toString(V.takeError());
+    const llvm::json::Object *O = V->getAsObject();
+    if (!O)
+        return std::string("expected an object");
+    for (auto [Key, Map] : {std::pair{"on_caller", &Out.OnCaller}, std::pair{"wait", &Out.Wait}}) {
+        const llvm::json::Value *Part = O->get(Key);
+        if (!Part)
+            continue;
+        const llvm::json::Object *Names = Part->getAsObject();
+        if (!Names)
+            return std::string("\"") + Key + "\" is not an object";
+        for (const auto &KV : *Names) {
+            llvm::Optional<llvm::StringRef> Why = KV.second.getAsString();
+            if (!Why)
+                return std::string("\"") + Key + "\"." + KV.first.str() + " is not a string";
+            (*Map)[KV.first.str()] = Why->str();
+        }
+    }
+    return std::nullopt;
+}
+
 } // namespace
 
 int main(int argc, const char **argv)
@@ -347,6 +389,9 @@ int main(int argc, const char **argv)
 
     if (List)
         return locktune::listLockCalls(Tool);
+    if (ListFns)
+        return locktune::listFunctions(Tool, SourceRoot.empty() ? commonParent(Files)
+                                                                : absolute(SourceRoot));
 
     Run R;
     for (const std::string &W : LockWrappers) {
@@ -357,6 +402,13 @@ int main(int argc, const char **argv)
             return 2;
         }
         R.Opts.Wrappers[Name] = Spec;
+    }
+    if (!CalleeFactsFile.empty()) {
+        if (std::optional<std::string> Err = readCalleeFacts(CalleeFactsFile, R.Opts.External)) {
+            llvm::errs() << "locktune-extract: " << CalleeFactsFile << ":0: error: " << *Err
+                         << "\n";
+            return 2;
+        }
     }
     R.Opts.SourceRoot = SourceRoot.empty() ? commonParent(Files) : absolute(SourceRoot);
     R.OutDir = OutDir.empty() ? "" : absolute(OutDir);

@@ -316,3 +316,90 @@ def test_lock_wrapper_macro(native_dir, tmp_path):
         [16],
     )
     assert "lt_execute(&(&s)->m, bump__cs1, NULL);" in (out / "m.c").read_text()
+
+
+CALLS_ELSEWHERE = """#include <pthread.h>
+static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+static int n;
+void note(int v);
+void bump(void);
+void bump(void)
+{
+    pthread_mutex_lock(&m);
+    n++;
+    note(n);
+    pthread_mutex_unlock(&m);
+}
+"""
+
+NOTE = """#include <pthread.h>
+extern pthread_key_t key;
+void note(int v);
+static int *slot(void)
+{
+    return pthread_getspecific(key);
+}
+void note(int v)
+{
+    *slot() = v;
+}
+void quiet(void);
+void quiet(void)
+{
+    note(1);
+}
+"""
+
+
+def test_list_functions_gives_each_functions_facts_and_calls(native_dir, tmp_path):
+    (tmp_path / "a.c").write_text(CALLS_ELSEWHERE)
+    (tmp_path / "note.c").write_text(NOTE)
+    res = extract(native_dir, "--list-functions", tmp_path / "a.c", tmp_path / "note.c", "--")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["schema"] == "locktune-extract-functions/0"
+    fns = {(f["file"], f["name"]): f for f in doc["functions"]}
+    assert set(fns) == {
+        ("a.c", "bump"),
+        ("note.c", "slot"),
+        ("note.c", "note"),
+        ("note.c", "quiet"),
+    }
+    assert fns[("a.c", "bump")]["calls"] == ["note"]  # pthread calls are system functions
+    assert fns[("a.c", "bump")]["on_caller"] == ""
+    assert fns[("note.c", "slot")]["static"] is True
+    assert fns[("note.c", "slot")]["on_caller"].startswith("calls pthread_getspecific() (line 6)")
+    # followed within the file: note() reaches pthread_getspecific through slot()
+    assert "in slot()" in fns[("note.c", "note")]["on_caller"]
+    assert fns[("note.c", "note")]["line"] == 8
+
+
+def test_callee_facts_make_a_section_run_on_its_caller(native_dir, tmp_path):
+    (tmp_path / "a.c").write_text(CALLS_ELSEWHERE)
+    facts = tmp_path / "facts.json"
+    why = "depends on its thread: note() (note.c: calls pthread_getspecific() (line 6))"
+    for given, handling in (({}, None), ({"on_caller": {"note": why}}, "on-caller")):
+        facts.write_text(json.dumps(given))
+        res = extract(native_dir, "--callee-facts", facts, tmp_path / "a.c", "--", "-std=gnu11")
+        assert res.returncode == 0, res.stderr
+        (cs,) = json.loads(res.stdout)["critical_sections"]
+        assert cs["status"] == "extracted"
+        text = json.dumps(cs)
+        if handling is None:
+            assert "on-caller" not in text
+        else:
+            assert "on-caller" in text
+            assert "calls note() (line 10), which " + why in text
+
+
+def test_bad_callee_facts_is_one_line_naming_the_file(native_dir, tmp_path):
+    (tmp_path / "a.c").write_text(SECTION)
+    facts = tmp_path / "facts.json"
+    for content in ("{not json", '{"on_caller": []}', '{"wait": {"f": 3}}'):
+        facts.write_text(content)
+        res = extract(native_dir, "--callee-facts", facts, tmp_path / "a.c", "--")
+        assert res.returncode == 2, content
+        assert res.stderr.startswith(f"locktune-extract: {facts}:0: error: "), res.stderr
+        assert len(res.stderr.strip().splitlines()) == 1
+    res = extract(native_dir, "--callee-facts", tmp_path / "missing.json", tmp_path / "a.c", "--")
+    assert res.returncode == 2 and "missing.json:0: error:" in res.stderr

@@ -1,0 +1,125 @@
+#include "ListFunctions.h"
+
+#include "Extractor.h"
+#include "SourceText.h"
+#include "ThreadIdentity.h"
+
+#include "clang/AST/ASTConsumer.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/Frontend/CompilerInstance.h"
+#include "clang/Frontend/FrontendAction.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <set>
+
+using namespace clang;
+
+namespace locktune {
+
+namespace {
+
+// The direct callees of a body that are not system functions: the call graph's edges (the
+// caller resolves a name to the static function of the same file, else to the program's
+// non-static one).
+struct ExternalCallees : RecursiveASTVisitor<ExternalCallees> {
+    const SourceManager &SM;
+    std::set<std::string> Names;
+    explicit ExternalCallees(const SourceManager &SM) : SM(SM) {}
+    bool VisitCallExpr(CallExpr *C)
+    {
+        const FunctionDecl *F = C->getDirectCallee();
+        if (F && !SM.isInSystemHeader(F->getLocation()))
+            Names.insert(F->getNameAsString());
+        return true;
+    }
+};
+
+struct Listing {
+    std::string Root;
+    llvm::json::Array Functions;
+};
+
+class Consumer : public ASTConsumer {
+public:
+    explicit Consumer(Listing &L) : L(L) {}
+    void HandleTranslationUnit(ASTContext &Ctx) override
+    {
+        const SourceManager &SM = Ctx.getSourceManager();
+        const FileEntry *Main = SM.getFileEntryForID(SM.getMainFileID());
+        llvm::SmallString<256> P(Main ? Main->getName() : "<input>");
+        llvm::sys::fs::make_absolute(P);
+        llvm::sys::path::remove_dots(P, /*remove_dot_dot=*/true);
+        std::string File = reportPath(P.str().str(), L.Root);
+        SourceText Src(SM, Ctx.getLangOpts());
+        CalleeFacts None;
+        ThreadIdentity Identity(Src, None);
+        for (Decl *D : Ctx.getTranslationUnitDecl()->decls()) {
+            auto *FD = dyn_cast<FunctionDecl>(D);
+            if (!FD || !FD->doesThisDeclarationHaveABody() ||
+                !SM.isInMainFile(SM.getExpansionLoc(FD->getLocation())))
+                continue;
+            const IdentityFacts &Facts = Identity.ofFunction(FD);
+            ExternalCallees Callees(SM);
+            Callees.TraverseStmt(FD->getBody());
+            llvm::json::Array Calls;
+            for (const std::string &N : Callees.Names)
+                Calls.push_back(N);
+            L.Functions.push_back(llvm::json::Object{
+                {"name", FD->getNameAsString()},
+                {"file", File},
+                {"line", static_cast<int64_t>(SM.getExpansionLineNumber(FD->getLocation()))},
+                {"static", FD->getStorageClass() == SC_Static},
+                {"on_caller", Facts.OnCaller},
+                {"wait", Facts.Wait},
+                {"calls", std::move(Calls)}});
+        }
+    }
+
+private:
+    Listing &L;
+};
+
+class Action : public ASTFrontendAction {
+public:
+    explicit Action(Listing &L) : L(L) {}
+    std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &, StringRef) override
+    {
+        return std::make_unique<Consumer>(L);
+    }
+
+private:
+    Listing &L;
+};
+
+class Factory : public tooling::FrontendActionFactory {
+public:
+    explicit Factory(Listing &L) : L(L) {}
+    std::unique_ptr<FrontendAction> create() override
+    {
+        return std::make_unique<Action>(L);
+    }
+
+private:
+    Listing &L;
+};
+
+} // namespace
+
+int listFunctions(tooling::ClangTool &Tool, const std::string &SourceRoot)
+{
+    Listing L;
+    L.Root = SourceRoot;
+    Factory F(L);
+    int Status = Tool.run(&F);
+    llvm::json::Object Doc{{"schema", "locktune-extract-functions/0"},
+                           {"functions", std::move(L.Functions)}};
+    llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(Doc))) << "\n";
+    return Status == 0 ? 0 : 1;
+}
+
+} // namespace locktune
