@@ -141,7 +141,7 @@ struct rcl_server {
 /* A servicing thread. */
 struct rcl_sthread {
     struct rcl_server *srv;
-    pthread_t thread;    /* 0 until pthread_create returned (atomic: the manager reads it) */
+    pthread_t thread; /* 0 until pthread_create returned (atomic: the manager reads it) */
     int32_t tid;
     uint32_t timestamp;  /* the server's election round when it last made a pass */
     uint32_t servicing;  /* atomic: 1 in the pool, 0 retired (the futex it sleeps on) */
