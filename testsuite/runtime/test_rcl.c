@@ -793,6 +793,13 @@ int main(int argc, char **argv)
         expected_mode = "degraded";
     } else if (forced && strcmp(forced, "degraded") == 0) {
         expected_mode = "degraded";
+    } else if (san && strcmp(san, "tsan") == 0 && strcmp(group, "fifo") == 0) {
+        /* ThreadSanitizer's runtime has spin locks of its own that yield while they wait: a
+         * SCHED_FIFO thread spinning on one that a lower-priority thread of the same CPU holds
+         * never lets it run.  Seen as a stall of "nested" about once in 20 runs here, only
+         * under TSan; the main and ASan builds run this group, TSan runs "degraded". */
+        printf("test_rcl: SCHED_FIFO under ThreadSanitizer: skipped (see the comment)\n");
+        return 77;
     } else if (!fifo_permitted()) {
         printf("test_rcl: SCHED_FIFO is not permitted here: skipped\n");
         return 77;
