@@ -794,7 +794,7 @@ int main(int argc, char **argv)
     } else if (forced && strcmp(forced, "degraded") == 0) {
         expected_mode = "degraded";
     } else if (san && strcmp(san, "tsan") == 0 && strcmp(group, "fifo") == 0) {
-        /* ThreadSanitizer's runtime has spin locks of its own that yield while they wait: a
+        /* Most likely ThreadSanitizer's runtime: it has spin locks that yield while they wait; a
          * SCHED_FIFO thread spinning on one that a lower-priority thread of the same CPU holds
          * never lets it run.  Seen as a stall of "nested" about once in 20 runs here, only
          * under TSan; the main and ASan builds run this group, TSan runs "degraded". */
