@@ -79,6 +79,11 @@ def one_app(app: apps.App, work: Path, dest: Path, args, threads: list[int]) -> 
     for name in ("profile.json", "report.txt", "rewrite.json", "commands.sh"):
         shutil.copy2(work / name, dest / name)
     shutil.copy2(rewritten / "locktune_config.h", dest / "locktune_config.h")
+    return summarize(app, doc, dest, args)
+
+
+def summarize(app: apps.App, doc: dict, dest: Path, args) -> dict:
+    """An app's summary row from its comparison (results.json)."""
     rows = []
     for point in doc["points"]:
         header = point["variants"].get(point["header"] or "", {})
@@ -119,6 +124,12 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="small workloads, 2 rounds, 2 points")
     ap.add_argument("--out", type=Path, help="results folder (default bench/results/e2e-...)")
     ap.add_argument("--work", type=Path, help="keep the work folders here (default: temporary)")
+    ap.add_argument(
+        "--resume",
+        action="store_true",
+        help="an app whose results are complete in --out is summarised from them, not rerun "
+        "(finishing an interrupted run, possibly with other --algos)",
+    )
     args = ap.parse_args()
     cpus = len(os.sched_getaffinity(0))
     if args.threads:
@@ -142,6 +153,12 @@ def main() -> int:
     summary = []
     try:
         for name in names:
+            done = out / name / "results.json"
+            if args.resume and done.exists() and (out / name / "locktune_config.h").exists():
+                say(f"{name}: already in {out / name}: summarised from its results.json")
+                doc = json.loads(done.read_text())
+                summary.append(summarize(apps.APPS[name], doc, out / name, args))
+                continue
             summary.append(one_app(apps.APPS[name], work_root / name, out / name, args, threads))
     except pipeline.StepFailed as e:
         print(f"bench_e2e: error: {e}", file=sys.stderr)
