@@ -87,11 +87,17 @@ def _wrapper(_ctx, _param, values: tuple[str, ...]) -> dict[str, str]:
     "e.g. item_lock=lock, or item_lock=lock:&item_locks[$1 & mask] to say which lock it takes "
     "from its arguments.  Repeatable.  Common macro shapes are recognised without it.",
 )
+@click.option(
+    "--keep-going",
+    is_flag=True,
+    help="Write the output even when some files could not be analysed: their locks are "
+    "retargeted by token and their sections kept (the exit status is still 1).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report on stdout as JSON.")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 def command(
     out_dir, in_place, allow_dirty, profile, compile_commands, source_root, report_file,
-    cflags, lock_wrappers, as_json, paths,
+    cflags, lock_wrappers, keep_going, as_json, paths,
 ) -> None:  # fmt: skip
     """Rewrite the C files and headers in FILE_OR_DIR... for liblocktune.
 
@@ -99,9 +105,11 @@ def command(
     Each critical section becomes a function run by lt_execute (Clang, locktune-extract);
     pthread mutex and condition-variable types, initialisers and calls move to the lt_ API
     (Coccinelle); locktune_config.h gets one entry per lock site, where you choose the
-    algorithm.  The input tree is never modified unless --in-place is given; a file that
-    does not parse is reported (file:line) and left as it was, and the exit status is 1.
-    Running the command again on its output changes nothing.
+    algorithm.  The input tree is never modified unless --in-place is given.  A file that
+    cannot be analysed with its compile command is an error (file:line) and nothing is
+    written (exit status 1); with --keep-going the rest is written and that file's locks
+    are retargeted by token, so the output stays one consistent program.  Running the
+    command again on its output changes nothing.
 
     \b
     Example:
@@ -126,6 +134,7 @@ def command(
         source_root=source_root,
         cflags=cflags,
         lock_wrappers=lock_wrappers,
+        keep_going=keep_going,
     )
     try:
         result = engine.run(opts, progress=ui.progress)
@@ -138,5 +147,12 @@ def command(
     else:
         click.echo(summary_text(result.report, str(report_file) if report_file else None))
     if result.errors:
-        more = f" (and {len(result.errors) - 1} more file(s))" if len(result.errors) > 1 else ""
-        raise LocktuneError(f"{result.errors[0]}: file left unchanged{more}")
+        for e in result.errors[:-1]:
+            click.echo(f"locktune rewrite: error: {e}", err=True)
+        n = len(result.errors)
+        done = (
+            "the others written, these retargeted by token"
+            if keep_going
+            else "nothing written (--keep-going writes the others)"
+        )
+        raise LocktuneError(f"{result.errors[-1]} [{n} file(s) not analysed; {done}]")

@@ -79,6 +79,10 @@ class ExtractResult:
     lock_sites: list[dict] = field(default_factory=list)
     diagnostics: list[dict] = field(default_factory=list)
     version: str | None = None
+    # The files whose translation unit parsed (None: the tool does not say), and those that
+    # did not, each with the first error of its translation unit.
+    files_analysed: set[str] | None = None
+    files_failed: list[dict] = field(default_factory=list)
 
 
 def tool() -> Path | None:
@@ -150,6 +154,19 @@ def run(
             sections=doc.get("critical_sections", []),
             lock_sites=doc.get("lock_sites", []),
             diagnostics=diagnostics,
+            files_analysed=(
+                {_rel(f, source_root) for f in doc["files_analysed"]}
+                if "files_analysed" in doc
+                else None
+            ),
+            files_failed=[
+                dict(
+                    f,
+                    file=_rel(f["file"], source_root),
+                    error_file=_rel(f["error_file"], source_root),
+                )
+                for f in doc.get("files_failed", [])
+            ],
         )
     reason = "locktune-extract cannot extract sections yet (it only lists lock calls)"
     return ExtractResult(

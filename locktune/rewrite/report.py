@@ -12,7 +12,7 @@ SUMMARY_REASONS = 8  # kept reasons shown on the terminal, most frequent first
 
 def build(
     *, root, dest, opts, states, ext, table, wrappers_found, accessors, no_accessor, written,
-    profile, elapsed, phases,
+    written_any, profile, elapsed, phases,
 ):  # fmt: skip
     sections = []
     for sec in sorted(ext.sections, key=lambda s: (s.get("file", ""), s.get("line", 0))):
@@ -37,6 +37,7 @@ def build(
             "thread_identity",
             "extracted_function",
             "flags",
+            "detail",
         ):
             if k in sec:
                 entry[k] = sec[k]
@@ -61,7 +62,12 @@ def build(
     files = []
     for rel, st in sorted(states.items()):
         status = "failed" if st.error else ("rewritten" if rel in written else "unchanged")
-        files.append({"file": rel, "status": status, "error": st.error})
+        entry = {"file": rel, "status": status, "error": st.error}
+        if st.by_token:
+            entry["retargeted_by_token"] = rel in written
+        if st.extract_error:
+            entry["extract_error"] = st.extract_error
+        files.append(entry)
     fallbacks = [f for st in states.values() for f in st.fallbacks]
     # A lock wrapper's own lock call and an unlock whose section began in a caller are listed
     # (kind "wrapper" / "unlock-only") but are not critical sections: they do not count.
@@ -71,7 +77,7 @@ def build(
     return {
         "schema": SCHEMA,
         "source_root": str(root),
-        "output": str(dest),
+        "output": str(dest) if written_any else None,
         "in_place": opts.in_place,
         "header": config_header.NAME,
         "tools": {
@@ -110,6 +116,7 @@ def build(
             "files": len(states),
             "files_rewritten": len(written),
             "files_failed": sum(1 for st in states.values() if st.error),
+            "files_not_extracted": sum(1 for st in states.values() if st.extract_error),
             "sections": len(real),
             "fragments": len(sections) - len(real),
             "extracted": len(extracted),
@@ -125,11 +132,19 @@ def build(
 
 def summary_text(rep: dict, report_path: str | None) -> str:
     s = rep["summary"]
-    where = "in place" if rep["in_place"] else f"into {rep['output']}"
-    lines = [
-        f"locktune rewrite: {s['files_rewritten']} of {s['files']} files rewritten {where} "
-        f"({s['elapsed_s']:.1f} s)"
-    ]
+    failed = s["files_failed"]
+    if rep["output"] is None:
+        head = (
+            f"locktune rewrite: nothing written: {failed} of {s['files']} files could not be "
+            f"analysed ({s['elapsed_s']:.1f} s)"
+        )
+    else:
+        where = "in place" if rep["in_place"] else f"into {rep['output']}"
+        head = (
+            f"locktune rewrite: {s['files_rewritten']} of {s['files']} files rewritten {where} "
+            f"({s['elapsed_s']:.1f} s)"
+        )
+    lines = [head]
     if s["sections"]:
         pct = 100.0 * s["extracted"] / s["sections"]
         lines.append(
@@ -150,6 +165,11 @@ def summary_text(rep: dict, report_path: str | None) -> str:
             lines.append(
                 f"    kept {rest:>4}  for {len(reasons) - SUMMARY_REASONS} other reasons ({more})"
             )
+    elif failed:
+        lines.append(
+            f"  critical sections  none found in the files analysed; {failed} file(s) could "
+            "not be analysed"
+        )
     else:
         lines.append("  critical sections  none found")
     if rep["tools"]["extract_unavailable_reason"]:
@@ -162,10 +182,12 @@ def summary_text(rep: dict, report_path: str | None) -> str:
     )
     if rep["lock_wrappers"]:
         lines.append(f"  lock wrappers      {', '.join(sorted(rep['lock_wrappers']))}")
-    if s["token_fallbacks"]:
-        files = sorted({f["file"] for f in rep["token_fallbacks"]})
+    not_analysed = {f["file"] for f in rep["files"] if f["status"] == "failed"}
+    by_token = [f for f in rep["token_fallbacks"] if f["file"] not in not_analysed]
+    if by_token:
+        files = sorted({f["file"] for f in by_token})
         lines.append(
-            f"  by token           {s['token_fallbacks']} names Coccinelle could not parse "
+            f"  by token           {len(by_token)} names Coccinelle could not parse "
             f"({', '.join(files[:4])}{', ...' if len(files) > 4 else ''})"
         )
     if rep["profile_sites_not_found"]:
@@ -176,7 +198,10 @@ def summary_text(rep: dict, report_path: str | None) -> str:
         )
     for f in rep["files"]:
         if f["status"] == "failed":
-            lines.append(f"  not rewritten      {f['error']}")
+            how = " (retargeted by token, sections kept)" if f.get("retargeted_by_token") else ""
+            lines.append(f"  not analysed       {f['error']}{how}")
+        elif f.get("extract_error"):
+            lines.append(f"  not extracted      {f['extract_error']} (sections kept)")
     if report_path:
         lines.append(f"  report             {report_path}")
     return "\n".join(lines)

@@ -86,6 +86,12 @@ llvm::json::Value Report::toJSON() const
     for (const DiagEntry &D : Diagnostics)
         Diags.push_back(llvm::json::Object{
             {"file", D.File}, {"line", int64_t(D.Line)}, {"message", D.Message}});
+    llvm::json::Array Failed;
+    for (const auto &[File, D] : FilesFailed)
+        Failed.push_back(llvm::json::Object{{"file", File},
+                                            {"error_file", D.File},
+                                            {"error_line", int64_t(D.Line)},
+                                            {"message", D.Message}});
     return llvm::json::Object{
         {"schema", "locktune-extract/1"},
         {"summary", llvm::json::Object{{"sections", int64_t(Extracted + Kept)},
@@ -97,6 +103,8 @@ llvm::json::Value Report::toJSON() const
         {"critical_sections", std::move(CS)},
         {"lock_sites", std::move(Sites)},
         {"diagnostics", std::move(Diags)},
+        {"files_analysed", strings(FilesAnalysed)},
+        {"files_failed", std::move(Failed)},
     };
 }
 

@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace locktune {
@@ -46,6 +47,10 @@ struct Report {
     std::vector<SiteEntry> Sites;
     std::vector<DiagEntry> Diagnostics;
     std::vector<std::string> FilesRewritten;
+    // Every FILE whose translation unit was parsed without error, and every one that was
+    // not, with the first error of its translation unit (which may lie in a header).
+    std::vector<std::string> FilesAnalysed;
+    std::vector<std::pair<std::string, DiagEntry>> FilesFailed;
     llvm::json::Value toJSON() const;
 };
 

@@ -32,6 +32,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstring>
 #include <optional>
 #include <set>
 #include <string>
@@ -220,7 +221,8 @@ class Consumer : public ASTConsumer {
 public:
     Consumer(Run &R, CompilerInstance &CI, std::vector<locktune::Span> &Skipped,
              std::optional<unsigned> &LastInclude)
-        : R(R), CI(CI), Skipped(Skipped), LastInclude(LastInclude)
+        : R(R), CI(CI), Skipped(Skipped), LastInclude(LastInclude),
+          FirstDiag(R.Report.Diagnostics.size())
     {
     }
     void HandleTranslationUnit(ASTContext &Ctx) override
@@ -231,8 +233,13 @@ public:
         std::string Rel = locktune::reportPath(Path, R.Opts.SourceRoot);
         if (CI.getDiagnostics().hasErrorOccurred()) {
             R.Failed = true; // the file does not parse: it is not rewritten
+            locktune::DiagEntry First{Rel, 0, "does not parse"};
+            if (FirstDiag < R.Report.Diagnostics.size())
+                First = R.Report.Diagnostics[FirstDiag];
+            R.Report.FilesFailed.push_back({Rel, First});
             return;
         }
+        R.Report.FilesAnalysed.push_back(Rel);
         locktune::Extractor X(Ctx, R.Opts, Skipped, LastInclude);
         std::optional<std::string> Text = X.run(R.Report);
         if (!Text)
@@ -279,6 +286,7 @@ private:
     CompilerInstance &CI;
     std::vector<locktune::Span> &Skipped;
     std::optional<unsigned> &LastInclude;
+    size_t FirstDiag; // the first diagnostic of this translation unit
 };
 
 class Action : public ASTFrontendAction {
@@ -309,21 +317,72 @@ private:
     Run &R;
 };
 
+// The commands the build ran, made independent of the working directory.  ClangTool runs
+// every file in one FileManager, which caches a path as first looked up: with `-I.` in
+// lib/ and `-I../lib` in src/, "./config.h" found for one file was reused for the next,
+// or not found at all, although each command was right in its own directory.  Every path
+// of a command that is relative to its directory (include directories, forced includes,
+// response files are already expanded by the options parser) is made absolute here, so a
+// translation unit resolves exactly as its build resolved it, whatever ran before it.
+//
 // A file compiled several times (memcached and memcached-debug) is rewritten once, with the
 // first command the database gives for it.
-class FirstCommand : public CompilationDatabase {
+class BuildCommands : public CompilationDatabase {
 public:
-    explicit FirstCommand(const CompilationDatabase &Base) : Base(Base) {}
+    explicit BuildCommands(const CompilationDatabase &Base) : Base(Base) {}
     std::vector<CompileCommand> getCompileCommands(StringRef File) const override
     {
         std::vector<CompileCommand> C = Base.getCompileCommands(File);
         if (C.size() > 1)
             C.resize(1);
+        for (CompileCommand &Cmd : C)
+            Cmd.CommandLine = absolutePaths(Cmd.CommandLine, Cmd.Directory);
         return C;
     }
     std::vector<std::string> getAllFiles() const override
     {
         return Base.getAllFiles();
+    }
+
+    static std::vector<std::string> absolutePaths(const std::vector<std::string> &Args,
+                                                  StringRef Dir)
+    {
+        // Options whose value is a path relative to the command's directory, spelled
+        // `-I dir`, `-Idir` or `--include=file`.
+        static const char *const Joined[] = {"-I",         "-iquote",   "-isystem",
+                                             "-idirafter", "-include",  "-imacros",
+                                             "-iprefix",   "-isysroot", "--sysroot="};
+        static const char *const Separate[] = {"-I",         "-iquote",   "-isystem",
+                                               "-idirafter", "-include",  "-imacros",
+                                               "-isysroot",  "--sysroot", "-iprefix"};
+        auto Abs = [&](StringRef P) {
+            if (P.empty() || llvm::sys::path::is_absolute(P) || Dir.empty())
+                return P.str();
+            llvm::SmallString<256> S(Dir);
+            llvm::sys::path::append(S, P);
+            llvm::sys::path::remove_dots(S, /*remove_dot_dot=*/false);
+            return S.str().str();
+        };
+        std::vector<std::string> Out;
+        for (size_t I = 0; I < Args.size(); ++I) {
+            StringRef A = Args[I];
+            bool Done = false;
+            for (const char *Opt : Separate)
+                if (A == Opt && I + 1 < Args.size()) {
+                    Out.push_back(A.str());
+                    Out.push_back(Abs(Args[++I]));
+                    Done = true;
+                    break;
+                }
+            for (const char *Opt : Joined)
+                if (!Done && A.startswith(Opt) && A.size() > strlen(Opt)) {
+                    Out.push_back(Opt + Abs(A.drop_front(strlen(Opt))));
+                    Done = true;
+                }
+            if (!Done)
+                Out.push_back(A.str());
+        }
+        return Out;
     }
 
 private:
@@ -378,7 +437,7 @@ int main(int argc, const char **argv)
         if (Seen.insert(absolute(F)).second)
             Files.push_back(absolute(F));
 
-    FirstCommand Db(Parser->getCompilations());
+    BuildCommands Db(Parser->getCompilations());
     ClangTool Tool(Db, Files);
     Tool.appendArgumentsAdjuster(getInsertArgumentAdjuster(
         "-resource-dir=" LOCKTUNE_CLANG_RESOURCE_DIR, ArgumentInsertPosition::BEGIN));
