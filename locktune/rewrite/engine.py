@@ -415,7 +415,7 @@ def _analysis_errors(
             continue
         msg = d.get("message") or "does not parse"
         where = f"{d['file']}:{d.get('line', 0)}: {msg}"
-        if msg.startswith("internal error"):
+        if msg.startswith(("internal error", "not extracted")):
             st.extract_error = st.extract_error or where
         elif st.error is None:
             st.error = where
@@ -444,13 +444,22 @@ def _analysis_errors(
         st = states.get(sec.get("file"))
         if st is not None and st.extract_error and sec.get("status") == "extracted":
             sec["status"] = "kept"
-            sec["reason"] = f"not extracted: {st.extract_error}"
+            sec["reason"] = (
+                NOT_EVERY_COMMAND
+                if "not extracted" in st.extract_error
+                else "not extracted: an internal error of the extractor in this file"
+            )
+            sec["detail"] = st.extract_error
 
 
 _LOCKING = {"pthread_mutex_lock": "lock", "pthread_mutex_trylock": "trylock",
             "pthread_mutex_timedlock": "lock"}  # fmt: skip
 
 
+NOT_EVERY_COMMAND = (
+    "not extracted: the rewritten file does not compile with every command the build "
+    "compiles it with (a section depends on the configuration)"
+)
 NOT_PARSED = "not analysed: the file could not be analysed with its compile command"
 NOT_BUILT = (
     "not analysed: the file is not in the compilation database (the build does not compile it)"

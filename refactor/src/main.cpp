@@ -18,9 +18,11 @@
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/FrontendAction.h"
 #include "clang/Frontend/FrontendActions.h"
+#include "clang/Frontend/Utils.h"
 #include "clang/Lex/PPCallbacks.h"
 #include "clang/Lex/Preprocessor.h"
 #include "clang/Lex/PreprocessorOptions.h"
+#include "clang/Tooling/ArgumentsAdjusters.h"
 #include "clang/Tooling/CommonOptionsParser.h"
 #include "clang/Tooling/Tooling.h"
 #include "llvm/ADT/SmallString.h"
@@ -191,9 +193,10 @@ public:
 
 // Parses the rewritten text with the file's own compile flags: what the tool writes must
 // compile.  Returns the errors (none: it does).
-std::vector<std::string> checkRewritten(CompilerInstance &CI, StringRef Path, StringRef Text)
+std::vector<std::string> checkRewritten(const CompilerInvocation &Base, StringRef Path,
+                                        StringRef Text)
 {
-    auto Inv = std::make_shared<CompilerInvocation>(CI.getInvocation());
+    auto Inv = std::make_shared<CompilerInvocation>(Base);
     PreprocessorOptions &PPO = Inv->getPreprocessorOpts();
     PPO.addRemappedFile(Path, llvm::MemoryBuffer::getMemBufferCopy(Text, Path).release());
     PPO.addRemappedFile("/locktune-extract-prelude.h",
@@ -210,113 +213,6 @@ std::vector<std::string> checkRewritten(CompilerInstance &CI, StringRef Path, St
     return Errors.Errors;
 }
 
-struct Run {
-    locktune::ExtractOptions Opts;
-    locktune::Report Report;
-    std::string OutDir;
-    bool Failed = false;
-};
-
-class Consumer : public ASTConsumer {
-public:
-    Consumer(Run &R, CompilerInstance &CI, std::vector<locktune::Span> &Skipped,
-             std::optional<unsigned> &LastInclude)
-        : R(R), CI(CI), Skipped(Skipped), LastInclude(LastInclude),
-          FirstDiag(R.Report.Diagnostics.size())
-    {
-    }
-    void HandleTranslationUnit(ASTContext &Ctx) override
-    {
-        const SourceManager &SM = Ctx.getSourceManager();
-        const FileEntry *Main = SM.getFileEntryForID(SM.getMainFileID());
-        std::string Path = absolute(Main ? Main->getName() : "<input>");
-        std::string Rel = locktune::reportPath(Path, R.Opts.SourceRoot);
-        if (CI.getDiagnostics().hasErrorOccurred()) {
-            R.Failed = true; // the file does not parse: it is not rewritten
-            locktune::DiagEntry First{Rel, 0, "does not parse"};
-            if (FirstDiag < R.Report.Diagnostics.size())
-                First = R.Report.Diagnostics[FirstDiag];
-            R.Report.FilesFailed.push_back({Rel, First});
-            return;
-        }
-        R.Report.FilesAnalysed.push_back(Rel);
-        locktune::Extractor X(Ctx, R.Opts, Skipped, LastInclude);
-        std::optional<std::string> Text = X.run(R.Report);
-        if (!Text)
-            return;
-        // What would be written must compile; a rewrite that does not is a bug of the tool,
-        // reported, and the file is left to the other passes as it is.
-        std::vector<std::string> Errors = checkRewritten(CI, Path, *Text);
-        if (!Errors.empty()) {
-            for (const std::string &E : Errors) {
-                llvm::errs() << "locktune-extract: " << Rel << ": internal error: the rewritten "
-                             << "text does not compile (line " << E << "); not rewritten\n";
-                R.Report.Diagnostics.push_back(
-                    {Rel, 0,
-                     "internal error: the rewritten text does not compile (line " + E + ")"});
-            }
-            R.Failed = true;
-            return;
-        }
-        if (R.OutDir.empty())
-            return;
-        if (Rel == Path) {
-            llvm::errs() << "locktune-extract: " << Path << ":0: error: not under the source root "
-                         << R.Opts.SourceRoot << "\n";
-            R.Report.Diagnostics.push_back({Path, 0, "not under the source root"});
-            R.Failed = true;
-            return;
-        }
-        llvm::SmallString<256> Out(R.OutDir);
-        llvm::sys::path::append(Out, Rel);
-        llvm::sys::fs::create_directories(llvm::sys::path::parent_path(Out));
-        std::error_code EC;
-        llvm::raw_fd_ostream OS(Out, EC);
-        if (EC) {
-            llvm::errs() << "locktune-extract: " << Out << ":0: error: " << EC.message() << "\n";
-            R.Failed = true;
-            return;
-        }
-        OS << *Text;
-        R.Report.FilesRewritten.push_back(Rel);
-    }
-
-private:
-    Run &R;
-    CompilerInstance &CI;
-    std::vector<locktune::Span> &Skipped;
-    std::optional<unsigned> &LastInclude;
-    size_t FirstDiag; // the first diagnostic of this translation unit
-};
-
-class Action : public ASTFrontendAction {
-public:
-    explicit Action(Run &R) : R(R) {}
-    std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &CI, StringRef) override
-    {
-        CI.getPreprocessor().addPPCallbacks(
-            std::make_unique<SkippedRanges>(CI.getSourceManager(), Skipped, LastInclude));
-        return std::make_unique<Consumer>(R, CI, Skipped, LastInclude);
-    }
-
-private:
-    Run &R;
-    std::vector<locktune::Span> Skipped;
-    std::optional<unsigned> LastInclude;
-};
-
-class Factory : public FrontendActionFactory {
-public:
-    explicit Factory(Run &R) : R(R) {}
-    std::unique_ptr<FrontendAction> create() override
-    {
-        return std::make_unique<Action>(R);
-    }
-
-private:
-    Run &R;
-};
-
 // The commands the build ran, made independent of the working directory.  ClangTool runs
 // every file in one FileManager, which caches a path as first looked up: with `-I.` in
 // lib/ and `-I../lib` in src/, "./config.h" found for one file was reused for the next,
@@ -325,16 +221,23 @@ private:
 // response files are already expanded by the options parser) is made absolute here, so a
 // translation unit resolves exactly as its build resolved it, whatever ran before it.
 //
-// A file compiled several times (memcached and memcached-debug) is rewritten once, with the
-// first command the database gives for it.
+// A file compiled several times (memcached and memcached-debug) is analysed once, with the
+// first command the database gives for it; its rewritten text must compile with every one
+// of them (otherwise its sections are kept: one of them depends on the configuration).
 class BuildCommands : public CompilationDatabase {
 public:
     explicit BuildCommands(const CompilationDatabase &Base) : Base(Base) {}
     std::vector<CompileCommand> getCompileCommands(StringRef File) const override
     {
-        std::vector<CompileCommand> C = Base.getCompileCommands(File);
+        std::vector<CompileCommand> C = allCommands(File);
         if (C.size() > 1)
             C.resize(1);
+        return C;
+    }
+    // Every command the build ran for File (the first is the one analysed).
+    std::vector<CompileCommand> allCommands(StringRef File) const
+    {
+        std::vector<CompileCommand> C = Base.getCompileCommands(File);
         for (CompileCommand &Cmd : C)
             Cmd.CommandLine = absolutePaths(Cmd.CommandLine, Cmd.Directory);
         return C;
@@ -387,6 +290,166 @@ public:
 
 private:
     const CompilationDatabase &Base;
+};
+
+// The arguments ClangTool gives the compiler for a command (see main): syntax only, no
+// outputs or dependency files, our resource directory, the program's warnings off.
+std::vector<std::string> toolArguments(const CompileCommand &Cmd)
+{
+    CommandLineArguments Args = Cmd.CommandLine;
+    for (const ArgumentsAdjuster &A : {getClangSyntaxOnlyAdjuster(), getClangStripOutputAdjuster(),
+                                       getClangStripDependencyFileAdjuster()})
+        Args = A(Args, Cmd.Filename);
+    if (!Args.empty())
+        Args.insert(Args.begin() + 1, "-resource-dir=" LOCKTUNE_CLANG_RESOURCE_DIR);
+    for (const char *A : {"-w", "-Wno-error", "-Qunused-arguments", "-fno-caret-diagnostics"})
+        Args.push_back(A);
+    return Args;
+}
+
+struct Run {
+    const BuildCommands *Db = nullptr;
+    locktune::ExtractOptions Opts;
+    locktune::Report Report;
+    std::string OutDir;
+    bool Failed = false;
+};
+
+class Consumer : public ASTConsumer {
+public:
+    Consumer(Run &R, CompilerInstance &CI, std::vector<locktune::Span> &Skipped,
+             std::optional<unsigned> &LastInclude)
+        : R(R), CI(CI), Skipped(Skipped), LastInclude(LastInclude),
+          FirstDiag(R.Report.Diagnostics.size())
+    {
+    }
+    void HandleTranslationUnit(ASTContext &Ctx) override
+    {
+        const SourceManager &SM = Ctx.getSourceManager();
+        const FileEntry *Main = SM.getFileEntryForID(SM.getMainFileID());
+        std::string Path = absolute(Main ? Main->getName() : "<input>");
+        std::string Rel = locktune::reportPath(Path, R.Opts.SourceRoot);
+        if (CI.getDiagnostics().hasErrorOccurred()) {
+            R.Failed = true; // the file does not parse: it is not rewritten
+            locktune::DiagEntry First{Rel, 0, "does not parse"};
+            if (FirstDiag < R.Report.Diagnostics.size())
+                First = R.Report.Diagnostics[FirstDiag];
+            R.Report.FilesFailed.push_back({Rel, First});
+            return;
+        }
+        R.Report.FilesAnalysed.push_back(Rel);
+        locktune::Extractor X(Ctx, R.Opts, Skipped, LastInclude);
+        std::optional<std::string> Text = X.run(R.Report);
+        if (!Text)
+            return;
+        // What would be written must compile; a rewrite that does not is a bug of the tool,
+        // reported, and the file is left to the other passes as it is.
+        std::vector<std::string> Errors = checkRewritten(CI.getInvocation(), Path, *Text);
+        if (Errors.empty() && !checkOtherCommands(Path, Rel, *Text))
+            return;
+        if (!Errors.empty()) {
+            for (const std::string &E : Errors) {
+                llvm::errs() << "locktune-extract: " << Rel << ": internal error: the rewritten "
+                             << "text does not compile (line " << E << "); not rewritten\n";
+                R.Report.Diagnostics.push_back(
+                    {Rel, 0,
+                     "internal error: the rewritten text does not compile (line " + E + ")"});
+            }
+            R.Failed = true;
+            return;
+        }
+        if (R.OutDir.empty())
+            return;
+        if (Rel == Path) {
+            llvm::errs() << "locktune-extract: " << Path << ":0: error: not under the source root "
+                         << R.Opts.SourceRoot << "\n";
+            R.Report.Diagnostics.push_back({Path, 0, "not under the source root"});
+            R.Failed = true;
+            return;
+        }
+        llvm::SmallString<256> Out(R.OutDir);
+        llvm::sys::path::append(Out, Rel);
+        llvm::sys::fs::create_directories(llvm::sys::path::parent_path(Out));
+        std::error_code EC;
+        llvm::raw_fd_ostream OS(Out, EC);
+        if (EC) {
+            llvm::errs() << "locktune-extract: " << Out << ":0: error: " << EC.message() << "\n";
+            R.Failed = true;
+            return;
+        }
+        OS << *Text;
+        R.Report.FilesRewritten.push_back(Rel);
+    }
+
+private:
+    // The rewritten text against the file's other commands; false (reported, the file not
+    // rewritten) when one of them does not compile it.
+    bool checkOtherCommands(const std::string &Path, const std::string &Rel,
+                            const std::string &Text)
+    {
+        if (!R.Db)
+            return true;
+        std::vector<CompileCommand> All = R.Db->allCommands(Path);
+        for (size_t I = 1; I < All.size(); ++I) {
+            std::vector<std::string> Args = toolArguments(All[I]);
+            std::vector<const char *> Argv;
+            for (const std::string &A : Args)
+                Argv.push_back(A.c_str());
+            IntrusiveRefCntPtr<DiagnosticsEngine> Diags = CompilerInstance::createDiagnostics(
+                new DiagnosticOptions, new IgnoringDiagConsumer);
+            std::unique_ptr<CompilerInvocation> Inv = createInvocationFromCommandLine(Argv, Diags);
+            std::vector<std::string> Errors;
+            if (!Inv)
+                Errors.push_back("0: its command could not be read");
+            else
+                Errors = checkRewritten(*Inv, Path, Text);
+            if (Errors.empty())
+                continue;
+            std::string Msg = "not extracted: the rewritten file does not compile with its "
+                              "command #" +
+                              std::to_string(I + 1) + " of " + std::to_string(All.size()) +
+                              " (line " + Errors.front() + ")";
+            llvm::errs() << "locktune-extract: " << Rel << ":0: " << Msg << "\n";
+            R.Report.Diagnostics.push_back({Rel, 0, Msg});
+            R.Failed = true;
+            return false;
+        }
+        return true;
+    }
+
+    Run &R;
+    CompilerInstance &CI;
+    std::vector<locktune::Span> &Skipped;
+    std::optional<unsigned> &LastInclude;
+    size_t FirstDiag; // the first diagnostic of this translation unit
+};
+
+class Action : public ASTFrontendAction {
+public:
+    explicit Action(Run &R) : R(R) {}
+    std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &CI, StringRef) override
+    {
+        CI.getPreprocessor().addPPCallbacks(
+            std::make_unique<SkippedRanges>(CI.getSourceManager(), Skipped, LastInclude));
+        return std::make_unique<Consumer>(R, CI, Skipped, LastInclude);
+    }
+
+private:
+    Run &R;
+    std::vector<locktune::Span> Skipped;
+    std::optional<unsigned> LastInclude;
+};
+
+class Factory : public FrontendActionFactory {
+public:
+    explicit Factory(Run &R) : R(R) {}
+    std::unique_ptr<FrontendAction> create() override
+    {
+        return std::make_unique<Action>(R);
+    }
+
+private:
+    Run &R;
 };
 
 // --callee-facts FILE: {"on_caller": {NAME: WHY}, "wait": {NAME: WHY}}.
@@ -453,6 +516,7 @@ int main(int argc, const char **argv)
                                                                 : absolute(SourceRoot));
 
     Run R;
+    R.Db = &Db;
     for (const std::string &W : LockWrappers) {
         std::string Name;
         locktune::WrapperSpec Spec;

@@ -603,3 +603,64 @@ def test_wrapper_accessors_follow_each_definition(run_locktune, tmp_path, cc):
         exe = cc(tmp_path / impl.replace(".c", ""), out / "user.c", out / impl, flags=link)
         res = subprocess.run([str(exe)], capture_output=True, text=True)
         assert res.stdout == "3\n", (impl, res.stdout, res.stderr)
+
+
+CONFIG_DEPENDENT = """\
+#include <pthread.h>
+#include <stdio.h>
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static long n;
+
+void bump(void)
+{
+#ifdef COUNT
+    long before = 0;
+#endif
+    pthread_mutex_lock(&lock);
+    n++;
+#ifdef COUNT
+    before = n;
+#endif
+    pthread_mutex_unlock(&lock);
+#ifdef COUNT
+    printf("%ld\\n", before);
+#endif
+}
+
+int main(void)
+{
+    bump();
+    printf("%ld\\n", n);
+    return 0;
+}
+"""
+
+
+def test_a_file_built_twice_compiles_both_ways(run_locktune, tmp_path):
+    """A file the build compiles with two commands (memcached and memcached-debug) is
+    analysed with the first; its rewrite must compile with both: here the section's
+    extraction would only compile without -DCOUNT, so it is kept, and said."""
+    src = tree(tmp_path / "src", {"main.c": CONFIG_DEPENDENT})
+    db = tmp_path / "compile_commands.json"
+    db.write_text(
+        json.dumps(
+            [
+                {"directory": str(src), "file": "main.c", "arguments": ["cc", "-c", "main.c"]},
+                {"directory": str(src), "file": "main.c",
+                 "arguments": ["cc", "-DCOUNT", "-c", "main.c"]},
+            ]
+        )
+    )  # fmt: skip
+    out = tmp_path / "o"
+    res = run_locktune("rewrite", "--compile-commands", str(db), "--out", str(out), str(src))
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "1 found, 0 extracted" in res.stdout, res.stdout
+    assert "command #2 of 2" in res.stdout
+    from locktune.commands import flags
+
+    for defs in ([], ["-DCOUNT"]):
+        cmd = ["cc", "-Wall", "-Wextra", "-Werror", *defs, "-o", str(tmp_path / "p"),
+               str(out / "main.c"), *flags.cflags(), *flags.libs()]  # fmt: skip
+        built = subprocess.run(cmd, capture_output=True, text=True)
+        assert built.returncode == 0, (defs, built.stderr)
