@@ -332,10 +332,18 @@ def run(opts: Options, progress: Progress = _quiet) -> Result:
                     {"file": st.rel, "line": f.line, "name": f.name, "to": f.replacement}
                     for f in done
                 ]
-        # .c files the build does not compile: retargeted, their sections not extracted.
+        # .c files the build does not compile, and headers (the extractor rewrites the files
+        # it is given, not the headers they share): retargeted, their sections kept.
         for rel in rels:
-            if rel.endswith(".c") and rel not in to_extract and states[rel].error is None:
-                ext.sections += token_sections(rel, states[rel].original, wrapper_roles, NOT_BUILT)
+            if rel not in to_extract and states[rel].error is None:
+                if rel.endswith(".c"):  # not part of the program as built: not counted
+                    ext.sections += token_sections(
+                        rel, states[rel].original, wrapper_roles, NOT_BUILT, kind="not-built"
+                    )
+                else:
+                    ext.sections += token_sections(
+                        rel, states[rel].original, wrapper_roles, IN_HEADER
+                    )
 
         # 6. includes
         for st in states.values():
@@ -460,6 +468,10 @@ NOT_EVERY_COMMAND = (
     "not extracted: the rewritten file does not compile with every command the build "
     "compiles it with (a section depends on the configuration)"
 )
+IN_HEADER = (
+    "not analysed: in a header (sections are extracted from the files the build compiles, "
+    "not from the headers they share)"
+)
 NOT_PARSED = "not analysed: the file could not be analysed with its compile command"
 NOT_BUILT = (
     "not analysed: the file is not in the compilation database (the build does not compile it)"
@@ -467,7 +479,12 @@ NOT_BUILT = (
 
 
 def token_sections(
-    rel: str, text: str, roles: dict[str, str], reason: str, detail: str | None = None
+    rel: str,
+    text: str,
+    roles: dict[str, str],
+    reason: str,
+    detail: str | None = None,
+    kind: str = "section",
 ) -> list[dict]:
     """The lock calls of a file Clang did not analyse, found by token (outside directives,
     comments and strings), each listed as a kept section: the report lists every section
@@ -479,10 +496,27 @@ def token_sections(
             lockers[name] = role
     toks = clex.tokens(text)
     out, directive = [], False
+    depth, candidate, function = 0, None, None
     for i, t in enumerate(toks):
         if t.bol:
             directive = t.text == "#"
-        if directive or t.kind != "ident" or t.text not in lockers:
+        if directive:
+            continue
+        # The enclosing function: at file scope, the name before the last '(' that a '{'
+        # follows (after its parameter list, and attributes if any).
+        if t.text == "{":
+            if depth == 0:
+                function = candidate
+            depth += 1
+        elif t.text == "}":
+            depth = max(0, depth - 1)
+            if depth == 0:
+                function = candidate = None
+        elif depth == 0 and t.kind == "ident" and i + 1 < len(toks) and toks[i + 1].text == "(":
+            candidate = candidate if t.text.startswith("__attribute") else t.text
+        elif depth == 0 and t.text == ";":
+            candidate = None
+        if t.kind != "ident" or t.text not in lockers or function in roles:
             continue
         if i + 1 >= len(toks) or toks[i + 1].text != "(":
             continue
@@ -493,12 +527,13 @@ def token_sections(
                 "file": rel,
                 "line": t.line,
                 "end_lines": [],
-                "function": None,
+                "function": function,
                 "lock": arg,
                 "status": "kept",
                 "reason": reason,
                 "inputs": [],
                 "outputs": [],
+                "kind": kind,
                 **({"detail": detail} if detail else {}),
             }
         )

@@ -72,6 +72,7 @@ def build(
     # A lock wrapper's own lock call and an unlock whose section began in a caller are listed
     # (kind "wrapper" / "unlock-only") but are not critical sections: they do not count.
     real = [s for s in sections if s.get("kind", "section") == "section"]
+    not_built = [s for s in sections if s.get("kind") == "not-built"]
     kept = [s for s in real if s["status"] == "kept"]
     extracted = [s for s in real if s["status"] == "extracted"]
     return {
@@ -118,7 +119,9 @@ def build(
             "files_failed": sum(1 for st in states.values() if st.error),
             "files_not_extracted": sum(1 for st in states.values() if st.extract_error),
             "sections": len(real),
-            "fragments": len(sections) - len(real),
+            "fragments": len(sections) - len(real) - len(not_built),
+            "not_built": len(not_built),
+            "not_built_files": sorted({s["file"] for s in not_built}),
             "extracted": len(extracted),
             "kept": len(kept),
             "kept_reasons": dict(Counter(s["reason"] or "?" for s in kept).most_common()),
@@ -172,6 +175,13 @@ def summary_text(rep: dict, report_path: str | None) -> str:
         )
     else:
         lines.append("  critical sections  none found")
+    if s.get("not_built"):
+        nb = s["not_built_files"]
+        lines.append(
+            f"    also {s['not_built']} lock calls in {len(nb)} file(s) the build does not "
+            f"compile ({', '.join(nb[:3])}{', ...' if len(nb) > 3 else ''}): not analysed, "
+            "retargeted"
+        )
     if rep["tools"]["extract_unavailable_reason"]:
         lines.append(f"  note: {rep['tools']['extract_unavailable_reason']}")
     algos = Counter(x["algorithm"] for x in rep["sites"])

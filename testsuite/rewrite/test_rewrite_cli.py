@@ -664,3 +664,32 @@ def test_a_file_built_twice_compiles_both_ways(run_locktune, tmp_path):
                str(out / "main.c"), *flags.cflags(), *flags.libs()]  # fmt: skip
         built = subprocess.run(cmd, capture_output=True, text=True)
         assert built.returncode == 0, (defs, built.stderr)
+
+
+def test_sections_in_headers_are_listed(run_locktune, tmp_path):
+    """Seen: a section in a header's static inline function was in no report and the terminal
+    said `none found`.  It is listed, kept, with its function; a wrapper is not a section."""
+    q_h = (
+        "#include <pthread.h>\n#define Q_LOCK(q) pthread_mutex_lock(&(q)->m)\n"
+        "struct q { pthread_mutex_t m; int n; };\n"
+        "static inline void q_push(struct q *q)\n{\n    pthread_mutex_lock(&q->m);\n"
+        "    q->n++;\n    pthread_mutex_unlock(&q->m);\n}\n"
+    )
+    main = (
+        '#include <stdio.h>\n#include "q.h"\nint main(void)\n{\n    struct q q = {.n = 0};\n'
+        "    pthread_mutex_init(&q.m, NULL);\n    q_push(&q);\n"
+        '    printf("%d\\n", q.n);\n    return 0;\n}\n'
+    )
+    src = tree(tmp_path / "src", {"q.h": q_h, "main.c": main})
+    rep = tmp_path / "r.json"
+    res = run_locktune("rewrite", str(src), "--out", str(tmp_path / "o"), "--report", str(rep))
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "1 found, 0 extracted" in res.stdout, res.stdout
+    (sec,) = json.loads(rep.read_text())["critical_sections"]
+    assert (sec["file"], sec["line"], sec["function"], sec["status"]) == (
+        "q.h",
+        6,
+        "q_push",
+        "kept",
+    )
+    assert "in a header" in sec["reason"]
