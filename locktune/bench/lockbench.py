@@ -17,35 +17,11 @@ import os
 import subprocess
 from dataclasses import dataclass, field
 
-from locktune import native
+from locktune import algorithms, native
 from locktune.errors import LocktuneError
 
 SCHEMA = "locktune-lockbench/1"
 PROGRAM = "locktune-lockbench"
-
-# Every algorithm DESIGN.md names, in the order tables show them.  The runtime may not have
-# all of them yet: `available()` finds out.
-ALGORITHMS = [
-    "posix",
-    "spin",
-    "ticket",
-    "twa",
-    "mcs",
-    "clh",
-    "mcstp",
-    "mcscr",
-    "shfl",
-    "shfl-block",
-    "fc",
-    "ccsynch",
-    "dsmsynch",
-    "oyama",
-    "rcl",
-]
-# lt_execute ships the section to another thread: these run in execute mode by default.
-DELEGATING = {"rcl", "fc", "ccsynch", "dsmsynch", "oyama"}
-# These need a server CPU of their own (LOCKTUNE_SERVERS); clients keep off it.
-SERVER_BASED = {"rcl"}
 
 
 class RunFailed(LocktuneError):
@@ -129,7 +105,7 @@ def available(names: list[str], usable_cpus: int) -> Availability:
     """Which algorithms this liblocktune has: asks the program once per name."""
     out = Availability()
     for name in names:
-        if name in SERVER_BASED and usable_cpus < 2:
+        if name in algorithms.server_based() and usable_cpus < 2:
             out.unavailable[name] = "needs a server CPU and a client CPU; 1 CPU is usable"
             continue
         try:

@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from locktune import algorithms
 from locktune.bench import lockbench
 from locktune.bench.lockbench import GLIBC, Lock, RunFailed
 from locktune.bench.sweeps import Point, Sweep
@@ -43,7 +44,7 @@ def mode_for(lock: Lock, settings: Settings) -> str:
         return "sequential"
     if settings.mode:
         return settings.mode
-    return "execute" if lock.algorithm in lockbench.DELEGATING else "lock"
+    return "execute" if lock.algorithm in algorithms.delegating() else "lock"
 
 
 def command(point: Point, lock: Lock, settings: Settings) -> tuple[list[str], dict[str, str]]:
@@ -58,7 +59,7 @@ def command(point: Point, lock: Lock, settings: Settings) -> tuple[list[str], di
         threads = point.threads
         if lock.kind == "lt":
             env["LOCKTUNE_ALGO"] = f"default={lock.algorithm}"
-        if lock.algorithm in lockbench.SERVER_BASED and len(cpus) >= 2:
+        if lock.algorithm in algorithms.server_based() and len(cpus) >= 2:
             env["LOCKTUNE_SERVERS"] = str(cpus[-1])  # the server's CPU; clients keep off it
             cpus = cpus[:-1]
             args += ["--cpus", ",".join(map(str, cpus))]

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import click
 
-from locktune import machine, ui
+from locktune import algorithms, machine, ui
 from locktune.bench import compare, compare_report, lockbench, report, runner, sweeps
 from locktune.errors import LocktuneError, UsageProblem
+from locktune.profiler import document as profile_document
 
 
 @click.group("bench")
@@ -36,7 +37,7 @@ def _int_list(option: str, text: str | None, lo: int, hi: int) -> list[int] | No
 
 def _algorithms(text: str | None) -> list[str]:
     if text is None:
-        return list(lockbench.ALGORITHMS)
+        return algorithms.names()
     names = [a.strip() for a in text.split(",") if a.strip()]
     if not names:
         raise UsageProblem("--algos: expected comma-separated algorithm names")
@@ -394,10 +395,7 @@ def compare_command(
         algorithms = _algorithms(algos)
     profile_doc = None
     if profile is not None:
-        try:
-            profile_doc = json.loads(profile.read_text())
-        except (OSError, json.JSONDecodeError) as e:
-            raise UsageProblem(f"--profile {profile}: not a profile: {e}") from None
+        profile_doc = profile_document.read(profile)
     sites, profile_name = compare.header_sites(rewritten, profile_doc)
     variants, extra_builds, notes = compare.variants(
         sites, profile_name, algorithms, list(site_args), list(configs), list(headers), rewritten

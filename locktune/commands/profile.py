@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -10,7 +9,7 @@ import click
 
 from locktune import ui
 from locktune.errors import LocktuneError
-from locktune.profiler import analyze, raw
+from locktune.profiler import analyze, document, raw
 from locktune.profiler import recommend as rec
 from locktune.profiler import run as runner
 
@@ -125,9 +124,7 @@ def command(
         if not keep_raw:
             shutil.rmtree(result.raw_dir, ignore_errors=True)
     out = Path(output)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(json.dumps(doc, indent=1) + "\n")
-    tmp.replace(out)
+    document.write(doc, out)
 
     totals = doc["totals"]
     top = doc["locks"][0] if doc["locks"] else None

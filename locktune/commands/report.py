@@ -7,28 +7,8 @@ from pathlib import Path
 
 import click
 
-from locktune.errors import LocktuneError
-from locktune.profiler import analyze, render
+from locktune.profiler import document, render
 from locktune.profiler import recommend as rec
-
-
-def load_profile(path: str) -> dict:
-    try:
-        text = Path(path).read_text()
-    except OSError as e:
-        raise LocktuneError(f"{path}: {e.strerror}") from e
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise LocktuneError(f"{path}:{e.lineno}: not JSON: {e.msg}") from e
-    if not isinstance(doc, dict) or doc.get("schema") != analyze.SCHEMA:
-        raise LocktuneError(
-            f"{path}: not a locktune profile (schema is not {analyze.SCHEMA}); "
-            "write one with `locktune profile`"
-        )
-    if not isinstance(doc.get("locks"), list):
-        raise LocktuneError(f"{path}: a profile without a `locks` list")
-    return doc
 
 
 @click.command("report")
@@ -57,7 +37,7 @@ def command(
     (acquire + hold + release), with contention, waits, cache misses per section (or a
     labelled software estimate without hardware counters), instances, and a recommended
     algorithm per site with its reason."""
-    doc = load_profile(profile)
+    doc = document.read(profile)
     limits = rec.load(thresholds)
     if html:
         Path(html).write_text(render.html(doc, limits, top, profile))

@@ -16,11 +16,11 @@ from pathlib import Path
 
 from locktune import __version__
 from locktune.machine import cpu_info
+from locktune.profiler import document
 from locktune.profiler import raw as rawmod
 from locktune.profiler import recommend as rec
 from locktune.profiler.symbols import Location, Module
 
-SCHEMA = "locktune-profile/1"
 # Fewer acquisitions than this on either side and the locality estimate is not given.
 MIN_ESTIMATE_SAMPLES = 20
 
@@ -448,7 +448,7 @@ def build(
     if other_processes:
         meta["other_processes"] = other_processes
     return {
-        "schema": SCHEMA,
+        "schema": document.SCHEMA,
         "meta": meta,
         "totals": {
             "thread_ns": round(thread_ns),

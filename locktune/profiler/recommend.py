@@ -14,14 +14,11 @@ import json
 import os
 from pathlib import Path
 
+from locktune import algorithms
 from locktune.errors import LocktuneError
 
 SCHEMA = "locktune-thresholds/1"
 
-# Registry names the runtime knows (DESIGN.md, "Algorithms"): a recommendation is one of them.
-ALGORITHMS = (
-    "posix spin ticket twa mcs clh mcstp mcscr shfl shfl-block fc ccsynch dsmsynch oyama rcl"
-).split()
 
 DEFAULTS = {
     # % of thread time in a site's critical sections (acquire + hold + release).  The RCL
@@ -101,7 +98,7 @@ def recommend(site: dict, machine: dict, t: dict) -> dict:
     attrs = set(site.get("attributes") or [])
 
     def out(algorithm: str, reason: str) -> dict:
-        assert algorithm in ALGORITHMS, algorithm
+        assert algorithm in algorithms.names(), algorithm
         return {"algorithm": algorithm, "reason": reason}
 
     if site.get("kind") == "rwlock":

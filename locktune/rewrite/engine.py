@@ -26,7 +26,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from locktune import algorithms
 from locktune.errors import LocktuneError, UsageProblem
+from locktune.profiler import document
 from locktune.rewrite import (
     accessors,
     clex,
@@ -38,7 +40,6 @@ from locktune.rewrite import (
     wrappers,
 )
 from locktune.rewrite import cocci as cocci_mod
-from locktune.rewrite import profile as profile_mod
 from locktune.rewrite import report as report_mod
 from locktune.rewrite.linemap import LineMap
 
@@ -253,7 +254,9 @@ def run(opts: Options, progress: Progress = _quiet) -> Result:
     if opts.in_place and not opts.allow_dirty:
         check_clean(root, rels)
     previous, previous_profile = config_header.read_previous(root)
-    profile = profile_mod.load(opts.profile, root) if opts.profile else {}
+    profile = {}
+    if opts.profile:
+        profile = document.by_site(document.read(opts.profile), opts.profile, root)
 
     with tempfile.TemporaryDirectory(prefix="locktune-rewrite-") as tmp:
         stage = Path(tmp) / "stage"
@@ -672,7 +675,7 @@ def _sites(
             s.algorithm = algo
             s.server = (
                 int((lock.get("recommendation") or {}).get("server", 0))
-                if algo in (config_header.DELEGATING)
+                if algo in algorithms.server_based()
                 else -1
             )
         elif p is not None:

@@ -34,6 +34,7 @@ enum lt_caps {
      * themselves, e.g. rcl's holder == real_me test); otherwise mutex.c runs a typed lock's
      * sections by lock, call, unlock */
     LT_CAP_RECURSIVE_EXEC = 1u << 5,
+    LT_CAP_SERVER = 1u << 6, /* sections run on server threads placed per site (.server) */
 };
 
 struct lt_algo {
@@ -71,9 +72,9 @@ const char *lt_algo_names(void); /* "posix, spin, ..." for error messages */
 extern const struct lt_algo *const lt_algos[];
 extern const unsigned lt_nalgos;
 
-extern const struct lt_algo lt_algo_posix, lt_algo_spin, lt_algo_ticket, lt_algo_twa, lt_algo_mcs,
-    lt_algo_clh, lt_algo_mcstp, lt_algo_mcscr, lt_algo_shfl, lt_algo_shfl_block, lt_algo_fc,
-    lt_algo_ccsynch, lt_algo_dsmsynch, lt_algo_oyama, lt_algo_rcl;
+#define LT_ALGORITHM(id) extern const struct lt_algo lt_algo_##id;
+#include "algorithms.def"
+#undef LT_ALGORITHM
 
 /* Helpers for algorithms (mutex.c). */
 

@@ -1,5 +1,5 @@
 /*
- * registry.c - algorithm name -> operations table.
+ * registry.c - algorithm name -> operations table, for the algorithms of algorithms.def.
  */
 #include <pthread.h>
 #include <stddef.h>
@@ -9,9 +9,9 @@
 #include "algo.h"
 
 const struct lt_algo *const lt_algos[] = {
-    &lt_algo_posix, &lt_algo_spin,    &lt_algo_ticket,   &lt_algo_twa,   &lt_algo_mcs,
-    &lt_algo_clh,   &lt_algo_mcstp,   &lt_algo_mcscr,    &lt_algo_shfl,  &lt_algo_shfl_block,
-    &lt_algo_fc,    &lt_algo_ccsynch, &lt_algo_dsmsynch, &lt_algo_oyama, &lt_algo_rcl,
+#define LT_ALGORITHM(id) &lt_algo_##id,
+#include "algorithms.def"
+#undef LT_ALGORITHM
 };
 const unsigned lt_nalgos = sizeof lt_algos / sizeof lt_algos[0];
 

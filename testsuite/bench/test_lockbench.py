@@ -12,6 +12,7 @@ import pytest
 from conftest import clean_env
 
 from locktune import native
+from locktune.algorithms import names as algorithm_names
 from locktune.bench import lockbench
 
 
@@ -40,7 +41,7 @@ def document(res: subprocess.CompletedProcess) -> dict:
 @pytest.fixture(scope="module")
 def runtime_algorithms() -> list[str]:
     """Every algorithm this liblocktune has, asked of the program itself."""
-    avail = lockbench.available(lockbench.ALGORITHMS, len(os.sched_getaffinity(0)))
+    avail = lockbench.available(algorithm_names(), len(os.sched_getaffinity(0)))
     assert "posix" in avail.available, avail.unavailable  # never an empty list
     return sorted(avail.available)
 

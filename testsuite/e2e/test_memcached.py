@@ -17,8 +17,8 @@ import subprocess
 import pytest
 from conftest import ROOT
 
+from locktune.algorithms import names as algorithm_names
 from locktune.bench import compare, lockbench
-from locktune.profiler.recommend import ALGORITHMS as REGISTRY
 
 pytestmark = pytest.mark.memcached
 
@@ -94,7 +94,7 @@ def test_profile_under_load_finds_memcacheds_locks(profiled):
     assert {"thread.c", "items.c", "slabs.c"} <= files, sorted(places, key=str)
     # Static locks resolve to their definitions (clang's DWARF 5): slabs_lock is in slabs.c.
     assert ("slabs.c", "slabs_lock") in places, sorted(places, key=str)
-    assert all(lk["recommendation"]["algorithm"] in REGISTRY for lk in doc["locks"])
+    assert all(lk["recommendation"]["algorithm"] in algorithm_names() for lk in doc["locks"])
 
 
 def test_rewritten_with_the_profile(work, rewritten, profiled):

@@ -8,7 +8,7 @@ import json
 import pytest
 from proftools import build, profile
 
-from locktune.profiler.recommend import ALGORITHMS
+from locktune.algorithms import names as algorithm_names
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +42,7 @@ def test_table(run_locktune, prof, no_config):
     assert len(recs) == 2
     for ln in recs:
         algorithm = ln.split(" -> ")[1].split(":")[0]
-        assert algorithm in ALGORITHMS
+        assert algorithm in algorithm_names()
 
 
 def test_json_and_top(run_locktune, prof, no_config):
@@ -54,7 +54,7 @@ def test_json_and_top(run_locktune, prof, no_config):
     shares = [s["cs_percent"] for s in doc["sites"]]
     assert shares == sorted(shares, reverse=True) and len(shares) == 2
     for s in doc["sites"]:
-        assert s["recommendation"]["algorithm"] in ALGORITHMS
+        assert s["recommendation"]["algorithm"] in algorithm_names()
     top = json.loads(run_locktune("report", str(prof), "--json", "--top", "1").stdout)
     assert [s["site"]["symbol"] for s in top["sites"]] == ["hot"]
 

@@ -250,7 +250,8 @@ static int rcl_cond_wait(lt_cond_t *c, lt_mutex_t *m, const struct timespec *abs
 
 const struct lt_algo lt_algo_rcl = {
     .name = "rcl",
-    .caps = LT_CAP_DELEGATES | LT_CAP_SUPPORTS_COND | LT_CAP_OVERSUB_SAFE | LT_CAP_RECURSIVE_EXEC,
+    .caps = LT_CAP_DELEGATES | LT_CAP_SUPPORTS_COND | LT_CAP_OVERSUB_SAFE | LT_CAP_RECURSIVE_EXEC |
+            LT_CAP_SERVER,
     .counts = LT_STAT_BIT(LT_STAT_PARKED) | LT_STAT_BIT(LT_STAT_DELEGATED) |
               LT_STAT_BIT(LT_STAT_ON_CALLER),
     .size = sizeof(struct rcl_lock),
