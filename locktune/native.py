@@ -55,3 +55,17 @@ def cocci_dir() -> Path:
 
 def pkgconfig_dir() -> Path:
     return lib_dir() / "pkgconfig"
+
+
+def cflags() -> list[str]:
+    """Compiler flags for rewritten code (`locktune flags --cflags`)."""
+    return [f"-I{include_dir()}"]
+
+
+def libs(static: bool = False) -> list[str]:
+    """Linker flags for rewritten code (`locktune flags --libs`)."""
+    lib = lib_dir()
+    if static:
+        return [str(lib / "liblocktune.a"), "-pthread"]
+    # rpath: the program finds liblocktune.so without LD_LIBRARY_PATH.
+    return [f"-L{lib}", f"-Wl,-rpath,{lib}", "-llocktune", "-pthread"]

@@ -362,12 +362,12 @@ def _copy(src: Path, dst: Path) -> None:
 
 
 def build_env(rewritten: bool) -> dict[str, str]:
-    from locktune.commands import flags
+    from locktune import native
 
     env = clean_env()
     if rewritten:
-        env["LOCKTUNE_CFLAGS"] = " ".join(flags.cflags())
-        env["LOCKTUNE_LIBS"] = " ".join(flags.libs())
+        env["LOCKTUNE_CFLAGS"] = " ".join(native.cflags())
+        env["LOCKTUNE_LIBS"] = " ".join(native.libs())
     return env
 
 

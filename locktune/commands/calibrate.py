@@ -1,157 +1,18 @@
 """`locktune calibrate`: derive this machine's report thresholds (the RCL paper's method).
 
-The paper (digest-rcl.md §5.4) runs its lock microbenchmark with the POSIX lock under the
-profiler, sweeping the delay between critical sections, and reads two points off the curve:
-
-- lower threshold: the %-of-time-in-critical-sections at the delay where the POSIX lock
-  *collapses*: here, the longest delay at which waiting for the lock takes COLLAPSE_WAIT
-  percent or more of the critical-section time (acquire + hold + release), i.e. acquiring
-  costs more than the section itself, and at least COLLAPSE_CONTENDED percent of the
-  acquisitions wait (a few long waits behind a preempted holder are not a collapse).  The
-  mean section length alone is no signal: at long delays the section runs with cold caches.
-  When it never collapses in the sweep, the hottest point's share;
-- upper threshold: the % at the longest delay where RCL beats the POSIX lock (throughput of
-  `--lock lt --algo rcl --mode execute` >= that of `--lock pthread`, both unprofiled, RCL
-  with one thread fewer since its server takes a core).  When RCL never wins on this machine
-  the upper threshold is "none" and the report never recommends RCL for heat alone.
-
-The locality threshold follows the benchmark's core-to-core round trip: poor locality is
-`misses_poor` cache lines, each costing half a round trip, extra per section.
+The method and its thresholds: locktune/profiler/calibrate.py.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import statistics
-import time
 from pathlib import Path
 
 import click
 
-from locktune import machine, native, ui
-from locktune.errors import LocktuneError
-from locktune.profiler import analyze, raw
+from locktune import ui
+from locktune.profiler import calibrate
 from locktune.profiler import recommend as rec
-from locktune.profiler import run as runner
-
-COLLAPSE_WAIT = 50.0
-COLLAPSE_CONTENDED = 10.0
-DELAYS = [100, 300, 1000, 3000, 10000, 30000, 100000, 300000, 1000000]
-QUICK_DELAYS = [100, 3000, 100000, 1000000]
-
-
-def _lockbench() -> Path:
-    try:
-        return native.bin_path("locktune-lockbench")
-    except LocktuneError as e:
-        raise LocktuneError(
-            "locktune-lockbench is not installed (the lock benchmark, issue #3), so there is "
-            "nothing to calibrate with; `locktune report` uses the documented default "
-            f"thresholds meanwhile ({e})"
-        ) from e
-
-
-def _throughput(doc: dict, where: str) -> float:
-    for path in (("run", "throughput_ops_s"), ("throughput_ops_s",), ("throughput",)):
-        v = doc
-        for k in path:
-            v = v.get(k) if isinstance(v, dict) else None
-        if isinstance(v, int | float):
-            return float(v)
-    raise LocktuneError(f"{where}: locktune-lockbench printed no throughput (run.throughput_ops_s)")
-
-
-def _round_trip_ns(doc: dict) -> float | None:
-    probe = doc.get("probe") or {}
-    vals = [
-        (probe.get(k) or {}).get("ns_median")
-        for k in ("before", "after")
-        if (probe.get(k) or {}).get("ok")
-    ]
-    vals = [v for v in vals if isinstance(v, int | float)]
-    return statistics.median(vals) if vals else None
-
-
-def _bench(cmd: list[str], env: dict | None = None, timeout: float = 120) -> dict:
-    import subprocess
-
-    res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
-    if res.returncode != 0:
-        msg = (res.stderr.strip().splitlines() or ["no message"])[-1]
-        raise LocktuneError(f"{' '.join(cmd)}: exited {res.returncode}: {msg}")
-    try:
-        return json.loads(res.stdout)
-    except json.JSONDecodeError as e:
-        raise LocktuneError(f"{' '.join(cmd)}: output is not JSON: {e.msg}") from e
-
-
-def _profiled(cmd: list[str], clock: dict, limits: dict, timeout: float) -> tuple[dict, dict]:
-    result = runner.run(cmd, capture=True, timeout=timeout)
-    try:
-        if result.returncode != 0:
-            raise LocktuneError(f"{' '.join(cmd)}: exited {result.returncode} under the profiler")
-        profiles = raw.read_dir(result.raw_dir)
-        if not profiles:
-            raise LocktuneError(f"{' '.join(cmd)}: the profiler recorded nothing")
-        main, _ = analyze.choose(profiles, result.pid)
-        prof = analyze.build(
-            main, source_root=Path.cwd(), clock=clock, thresholds=limits, program=cmd
-        )
-    finally:
-        shutil.rmtree(result.raw_dir, ignore_errors=True)
-    try:
-        doc = json.loads(result.stdout or "")
-    except json.JSONDecodeError as e:
-        raise LocktuneError(f"{' '.join(cmd)}: output is not JSON: {e.msg}") from e
-    return doc, prof
-
-
-def _percent_at(points: list[dict], delay: float) -> float:
-    return next(p["cs_percent"] for p in points if p["delay"] == delay)
-
-
-def derive(points: list[dict], round_trip_ns: float | None) -> dict:
-    """Thresholds from the sweep (points sorted by delay, ascending)."""
-    values = dict(rec.DEFAULTS)
-    why = {}
-    collapsed = [
-        p
-        for p in points
-        if p["wait_percent"] >= COLLAPSE_WAIT and p["contention_percent"] >= COLLAPSE_CONTENDED
-    ]
-    if collapsed:
-        at = max(p["delay"] for p in collapsed)
-        values["lower_cs_percent"] = round(_percent_at(points, at), 1)
-        why["lower_cs_percent"] = (
-            f"the POSIX mutex collapses at a delay of {at} cycles (waiting takes "
-            f"{COLLAPSE_WAIT:g}% or more of the critical-section time, and "
-            f"{COLLAPSE_CONTENDED:g}% or more of the acquisitions wait)"
-        )
-    else:
-        values["lower_cs_percent"] = round(points[0]["cs_percent"], 1)
-        why["lower_cs_percent"] = "the POSIX mutex never collapsed in the sweep: the hottest point"
-    wins = [p for p in points if p.get("rcl_ratio") is not None and p["rcl_ratio"] >= 1.0]
-    if wins:
-        at = max(p["delay"] for p in wins)
-        values["upper_cs_percent"] = round(_percent_at(points, at), 1)
-        why["upper_cs_percent"] = f"RCL beats the POSIX mutex up to a delay of {at} cycles"
-    else:
-        values["upper_cs_percent"] = None
-        tried = any(p.get("rcl_ratio") is not None for p in points)
-        why["upper_cs_percent"] = (
-            "RCL never beat the POSIX mutex on this machine"
-            if tried
-            else "RCL could not be run (see rcl_error)"
-        )
-    if round_trip_ns:
-        values["locality_poor_ns"] = round(values["misses_poor"] * round_trip_ns / 2, 1)
-        why["locality_poor_ns"] = (
-            f"{values['misses_poor']:g} cache lines at half the measured core-to-core round "
-            f"trip ({round_trip_ns:.0f} ns)"
-        )
-    return {"values": values, "why": why}
 
 
 @click.command("calibrate")
@@ -187,12 +48,12 @@ def derive(points: list[dict], round_trip_ns: float | None) -> dict:
 @click.option(
     "--delays",
     metavar="LIST",
-    help=f"Comma-separated delays in cycles.  [default: {','.join(map(str, DELAYS))}]",
+    help=f"Comma-separated delays in cycles.  [default: {','.join(map(str, calibrate.DELAYS))}]",
 )
 @click.option(
     "--quick",
     is_flag=True,
-    help=f"A short sweep (delays {','.join(map(str, QUICK_DELAYS))}, at most 0.2 s each), for "
+    help=f"A short sweep (delays {','.join(map(str, calibrate.QUICK_DELAYS))}, at most 0.2 s each), for "
     "smoke tests.",
 )
 @click.option("--no-rcl", is_flag=True, help="Skip the RCL runs (upper threshold: none).")
@@ -209,7 +70,7 @@ def command(
 ) -> None:
     """Run the lock benchmark under the profiler on this machine and derive the thresholds
     behind `locktune report`'s recommendations (the RCL paper's method)."""
-    bench = _lockbench()
+    calibrate.lockbench()  # says why there is nothing to calibrate with
     if delays:
         try:
             sweep = sorted({int(d) for d in delays.split(",")})
@@ -218,70 +79,14 @@ def command(
         if len(sweep) < 2 or sweep[0] < 0:
             raise click.UsageError(f"--delays {delays}: at least two non-negative delays")
     else:
-        sweep = QUICK_DELAYS if quick else DELAYS
+        sweep = calibrate.QUICK_DELAYS if quick else calibrate.DELAYS
     if quick:
         duration = min(duration, 0.2)
-    cpus = len(os.sched_getaffinity(0))
-    threads = threads or max(2, cpus)
-    clock = runner.clock_info()
-    limits = rec.load()
-    timeout = 60 + 10 * duration
-
-    points, rts, rcl_error = [], [], None
-    for i, delay in enumerate(sweep, 1):
-        ui.progress(f"locktune calibrate: delay {delay} cycles ({i}/{len(sweep)})")
-        base = [str(bench), "--duration", str(duration), "--lines", str(lines)]
-        base += ["--delay", str(delay), "--json"]
-        prof_cmd = [*base, "--threads", str(threads), "--lock", "pthread", "--no-probe"]
-        _, prof = _profiled(prof_cmd, clock, limits, timeout)
-        hottest = next((s for s in prof["locks"] if s["kind"] == "mutex"), None)
-        if hottest is None or not hottest["acquisitions"]:
-            raise LocktuneError(f"{' '.join(prof_cmd)}: the profiler saw no mutex acquisitions")
-        plain = _bench([*base, "--threads", str(threads), "--lock", "pthread"], timeout=timeout)
-        rt = _round_trip_ns(plain)
-        if rt:
-            rts.append(rt)
-        point = {
-            "delay": delay,
-            "cs_percent": hottest["cs_percent"],
-            "cs_ns_per_acquisition": hottest["cs_ns"] / hottest["acquisitions"],
-            "contention_percent": hottest["contention_percent"],
-            "wait_percent": hottest["wait_percent"],
-            "pthread_ops_s": _throughput(plain, "pthread run"),
-            "rcl_ops_s": None,
-            "rcl_ratio": None,
-        }
-        if not no_rcl and rcl_error is None:
-            rcl_cmd = [*base, "--threads", str(max(1, threads - 1)), "--lock", "lt"]
-            rcl_cmd += ["--algo", "rcl", "--mode", "execute", "--no-probe"]
-            try:
-                point["rcl_ops_s"] = _throughput(_bench(rcl_cmd, timeout=timeout), "rcl run")
-                point["rcl_ratio"] = round(point["rcl_ops_s"] / point["pthread_ops_s"], 3)
-            except LocktuneError as e:
-                rcl_error = str(e)
-        points.append(point)
-    ui.progress_done()
-
-    rt = statistics.median(rts) if rts else None
-    derived = derive(points, rt)
-    doc = {
-        "schema": rec.SCHEMA,
-        "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "machine": machine.describe(),
-        "thresholds": derived["values"],
-        "calibration": {
-            "method": "RCL paper §5.4: lock benchmark with the POSIX mutex under the profiler",
-            "threads": threads,
-            "lines": lines,
-            "duration_s": duration,
-            "collapse_wait_percent": COLLAPSE_WAIT,
-            "collapse_contended_percent": COLLAPSE_CONTENDED,
-            "round_trip_ns": rt,
-            "why": derived["why"],
-            "rcl_error": rcl_error,
-            "sweep": points,
-        },
-    }
+    try:
+        doc = calibrate.run(sweep, threads, duration, lines, no_rcl, ui.progress)
+    finally:
+        ui.progress_done()
+    cal = doc["calibration"]
     out = Path(output) if output else rec.config_path()
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=1) + "\n")
@@ -298,7 +103,7 @@ def command(
             f"{p['pthread_ops_s'] / 1e6:.2f}",
             "-" if p["rcl_ratio"] is None else f"{p['rcl_ratio']:.2f}",
         ]
-        for p in points
+        for p in cal["sweep"]
     ]
     click.echo(
         ui.table(
@@ -315,10 +120,9 @@ def command(
             "rrrrrrr",
         )
     )
-    v = derived["values"]
     for key in ("lower_cs_percent", "upper_cs_percent", "locality_poor_ns"):
-        if key in derived["why"]:
-            click.echo(f"{key} = {v[key]}: {derived['why'][key]}")
-    if rcl_error:
-        click.echo(f"rcl: {rcl_error}")
+        if key in cal["why"]:
+            click.echo(f"{key} = {doc['thresholds'][key]}: {cal['why'][key]}")
+    if cal["rcl_error"]:
+        click.echo(f"rcl: {cal['rcl_error']}")
     click.echo(f"written to {out}")

@@ -7,18 +7,6 @@ import click
 from locktune import native
 
 
-def cflags() -> list[str]:
-    return [f"-I{native.include_dir()}"]
-
-
-def libs(static: bool = False) -> list[str]:
-    lib = native.lib_dir()
-    if static:
-        return [str(lib / "liblocktune.a"), "-pthread"]
-    # rpath: the program finds liblocktune.so without LD_LIBRARY_PATH.
-    return [f"-L{lib}", f"-Wl,-rpath,{lib}", "-llocktune", "-pthread"]
-
-
 @click.command("flags")
 @click.option("--cflags", "want_cflags", is_flag=True, help="Print the compiler flags (-I...).")
 @click.option(
@@ -43,7 +31,7 @@ def command(want_cflags: bool, want_libs: bool, static: bool, want_pc: bool) -> 
         want_cflags = want_libs = True
     out: list[str] = []
     if want_cflags:
-        out += cflags()
+        out += native.cflags()
     if want_libs:
-        out += libs(static)
+        out += native.libs(static)
     click.echo(" ".join(out))

@@ -180,10 +180,10 @@ class Pipeline:
 
     def build_rewritten(self, tree: Path) -> None:
         """The same Makefile, with liblocktune's compile and link flags."""
-        from locktune.commands import flags
+        from locktune import native
 
         self.run("clean-rewritten", ["make", "clean"], cwd=tree)
-        cflags, libs = " ".join(flags.cflags()), " ".join(flags.libs())
+        cflags, libs = " ".join(native.cflags()), " ".join(native.libs())
         self.run(
             "build-rewritten",
             ["make", f"CPPFLAGS={cflags}", f"LDLIBS={libs}"],

@@ -49,3 +49,24 @@ def test_c_format():
         [clang_format, "--dry-run", "--Werror", *files], cwd=ROOT, capture_output=True, text=True
     )
     assert res.returncode == 0, res.stderr[:4000]
+
+
+def test_only_the_cli_imports_the_commands():
+    """Commands are thin click shims over their stage's library: nothing but locktune/cli.py
+    imports locktune.commands (no library module, no test, no script, no other command)."""
+    import ast
+
+    offenders = []
+    for f in tracked("*.py"):
+        if f == "locktune/cli.py":
+            continue
+        tree = ast.parse((ROOT / f).read_text(), f)
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            if any(n == "locktune.commands" or n.startswith("locktune.commands.") for n in names):
+                offenders.append(f"{f}:{node.lineno}")
+    assert not offenders, "imports of locktune.commands outside cli.py: " + ", ".join(offenders)

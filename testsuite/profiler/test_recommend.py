@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from locktune.algorithms import names as algorithm_names
-from locktune.commands.calibrate import derive
 from locktune.profiler.analyze import scaled
+from locktune.profiler.calibrate import derive
 from locktune.profiler.raw import SLOT_FIELDS
 from locktune.profiler.recommend import DEFAULTS, recommend
 

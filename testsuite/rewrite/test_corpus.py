@@ -28,9 +28,9 @@ RUN_TIMEOUT_S = 20.0
 
 @pytest.fixture(scope="session")
 def runtime_flags():
-    from locktune.commands import flags
+    from locktune import native
 
-    return flags.cflags() + flags.libs()
+    return native.cflags() + native.libs()
 
 
 @pytest.fixture(scope="session")

@@ -247,11 +247,11 @@ def test_a_file_that_cannot_be_analysed_keeps_the_program_consistent(run_locktun
     assert res.returncode == 1, res.stdout + res.stderr
     assert any(ln.startswith("locktune rewrite: error: nested.c:") for ln in error_lines(res))
     assert "lt_mutex_t lock;" in (out / "counter.h").read_text()
-    from locktune.commands import flags
+    from locktune import native
 
     exe = tmp_path / "prog"
     cmd = ["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-o", str(exe), str(out / "main.c"),
-           str(out / "nested.c"), *flags.cflags(), *flags.libs()]  # fmt: skip
+           str(out / "nested.c"), *native.cflags(), *native.libs()]  # fmt: skip
     built = subprocess.run(cmd, capture_output=True, text=True)
     assert built.returncode == 0, built.stderr
     for algo in ("posix", "mcs"):
@@ -301,14 +301,14 @@ def test_multi_folder_tree_with_a_generated_header(run_locktune, tmp_path):
                        "--out", str(out), str(src))  # fmt: skip
     assert res.returncode == 0, res.stdout + res.stderr
     assert "2 found, 2 extracted (100%)" in res.stdout, res.stdout
-    from locktune.commands import flags
+    from locktune import native
 
     for sub in ("lib", "src"):
         subprocess.run(["make", "-C", str(out / sub), "clean"], capture_output=True)
     for p in list(out.rglob("*.o")) + list(out.rglob("*.a")) + [out / "src" / "main"]:
         p.unlink(missing_ok=True)
-    cppflags = " ".join(flags.cflags())
-    ldlibs = " ".join(flags.libs())
+    cppflags = " ".join(native.cflags())
+    ldlibs = " ".join(native.libs())
     rebuilt = subprocess.run(["make", f"CPPFLAGS={cppflags}", f"LDLIBS={ldlibs}"], cwd=out,
                              capture_output=True, text=True)  # fmt: skip
     assert rebuilt.returncode == 0, rebuilt.stdout + rebuilt.stderr
@@ -425,13 +425,13 @@ def test_headers_and_subdirectories(run_locktune, tmp_path, cc):
     assert '#include "../locktune_config.h"' in (out / "lib" / "counter.c").read_text()
     assert "lt_mutex_t lock;" in (out / "include" / "counter.h").read_text()
     assert "LT_SITE_MAIN_C_6" in (out / "main.c").read_text()
-    from locktune.commands import flags
+    from locktune import native
 
     exe = cc(
         tmp_path / "prog",
         out / "main.c",
         out / "lib" / "counter.c",
-        flags=[f"-I{out / 'include'}", *flags.cflags(), *flags.libs()],
+        flags=[f"-I{out / 'include'}", *native.cflags(), *native.libs()],
     )
     assert subprocess.run([str(exe)], capture_output=True, text=True).stdout == "1\n"
 
@@ -596,9 +596,9 @@ def test_wrapper_accessors_follow_each_definition(run_locktune, tmp_path, cc):
         ("stub.c", None),
     ]
     assert "lt_execute(lt_lock_of_STATS_LOCK(), " in (out / "user.c").read_text()
-    from locktune.commands import flags
+    from locktune import native
 
-    link = [f"-I{out}", *flags.cflags(), *flags.libs()]
+    link = [f"-I{out}", *native.cflags(), *native.libs()]
     for impl in ("real.c", "stub.c"):
         exe = cc(tmp_path / impl.replace(".c", ""), out / "user.c", out / impl, flags=link)
         res = subprocess.run([str(exe)], capture_output=True, text=True)
@@ -657,11 +657,11 @@ def test_a_file_built_twice_compiles_both_ways(run_locktune, tmp_path):
     assert res.returncode == 0, res.stdout + res.stderr
     assert "1 found, 0 extracted" in res.stdout, res.stdout
     assert "command #2 of 2" in res.stdout
-    from locktune.commands import flags
+    from locktune import native
 
     for defs in ([], ["-DCOUNT"]):
         cmd = ["cc", "-Wall", "-Wextra", "-Werror", *defs, "-o", str(tmp_path / "p"),
-               str(out / "main.c"), *flags.cflags(), *flags.libs()]  # fmt: skip
+               str(out / "main.c"), *native.cflags(), *native.libs()]  # fmt: skip
         built = subprocess.run(cmd, capture_output=True, text=True)
         assert built.returncode == 0, (defs, built.stderr)
 
