@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 import json
-import re
 import shlex
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import click
 
 from locktune import algorithms, machine, ui
-from locktune.bench import compare, compare_report, lockbench, report, runner, sweeps
+from locktune.bench import compare, compare_report, lockbench, report, runner, session, sweeps
 from locktune.errors import LocktuneError, UsageProblem
-from locktune.profiler import document as profile_document
 
 
 @click.group("bench")
@@ -375,154 +372,44 @@ def compare_command(
       locktune bench compare app/ app-locktune/ --config hot-rcl:items.c:22=rcl \\
           --header mine:my_config.h -- ./app -t 8
     """
-    command_line = list(command_line)
-    if no_build and headers:
-        raise UsageProblem("--header rebuilds the rewritten tree: it cannot go with --no-build")
-    if metric != compare.WALL:
-        try:
-            if re.compile(metric).groups < 1:
-                raise UsageProblem(f"--metric {metric}: needs a group around the number")
-        except re.error as e:
-            raise UsageProblem(f"--metric {metric}: {e}") from None
-    try:
-        re.compile(check)
-    except re.error as e:
-        raise UsageProblem(f"--check {check}: {e}") from None
-    pts = compare.points(command_line, _int_list("--threads", threads_text, 1, 100000))
     if algos is not None and algos.strip() == "none":
-        algorithms: list[str] = []
+        wanted: list[str] | None = []
     else:
-        algorithms = _algorithms(algos)
-    profile_doc = None
-    if profile is not None:
-        profile_doc = profile_document.read(profile)
-    sites, profile_name = compare.header_sites(rewritten, profile_doc)
-    variants, extra_builds, notes = compare.variants(
-        sites, profile_name, algorithms, list(site_args), list(configs), list(headers), rewritten
+        wanted = None if algos is None else _algorithms(algos)
+    req = session.Request(
+        original=original,
+        rewritten=rewritten,
+        command_line=list(command_line),
+        build_cmd=build_cmd,
+        build_rewritten_cmd=build_rewritten_cmd,
+        no_build=no_build,
+        algorithms=wanted,
+        site_args=list(site_args),
+        configs=list(configs),
+        headers=list(headers),
+        profile=profile,
+        threads=_int_list("--threads", threads_text, 1, 100000),
+        repeats=repeats,
+        timeout=timeout,
+        metric=metric,
+        check=check,
+        seed=seed,
+        no_probe=no_probe,
+        quick=quick,
+        keep_builds=keep_builds,
+        command="locktune bench compare " + shlex.join(sys.argv[3:] if len(sys.argv) > 3 else []),
     )
 
-    ui.progress("describing the machine")
-    desc = machine.describe()
-    load = desc["load_average"][0]
-    if load > 0.25 * (desc["usable_cpus"] or 1) and not quick:
+    def warn(msg: str) -> None:
         ui.progress_done()
-        click.echo(
-            f"warning: load average {load:.2f} on {desc['usable_cpus']} CPUs: this machine is "
-            "busy, so these figures measure the other work too",
-            err=True,
-        )
-    ui.progress("asking liblocktune which algorithms it has")
-    wanted = sorted({a for v in variants for a in v.algorithms})
-    avail = lockbench.available(wanted, desc["usable_cpus"] or 1)
-    variants, unavailable = compare.drop_unavailable(variants, avail.unavailable)
-    if not any(v.kind != "original" for v in variants):
-        ui.progress_done()
-        why = "; ".join(f"{n}: {w}" for n, w in unavailable.items())
-        raise LocktuneError(f"nothing to compare the original with ({why})")
+        click.echo(f"warning: {msg}", err=True)
 
-    builds = {
-        compare.ORIGINAL: compare.Build(
-            compare.ORIGINAL, original, None if no_build else build_cmd, rewritten=False
-        ),
-        "rewritten": compare.Build(
-            "rewritten", rewritten, None if no_build else build_rewritten_cmd
-        ),
-    }
-    for b in extra_builds:
-        b.command = build_rewritten_cmd
-        builds[b.name] = b
-    used = {v.build for v in variants}
-    tmp = None
-    if keep_builds is not None:
-        build_root = keep_builds.resolve()
-        build_root.mkdir(parents=True, exist_ok=True)
-    else:
-        tmp = tempfile.TemporaryDirectory(prefix="locktune-compare-")
-        build_root = Path(tmp.name)
     try:
-        for name in builds:
-            if name in used:
-                ui.progress(f"building {name}")
-                compare.prepare(builds[name], build_root)
-        warnings = []
-        for name in used:
-            exe = _program(builds[name], pts[0])
-            if exe is None:
-                continue
-            links = compare.links_liblocktune(exe)
-            if builds[name].rewritten and links is False:
-                warnings.append(
-                    f"{exe} does not call liblocktune: the '{name}' build runs the original "
-                    "code (was it built with `locktune flags`?)"
-                )
-        settings = compare.Measure(metric=metric, check=check or None, timeout=timeout)
-        n_repeats = repeats or (2 if quick else 5)
-        probe = None
-        if not no_probe and (desc["usable_cpus"] or 1) >= 2:
-            tsc = lockbench.machine_info()["tsc"]["hz"]
-
-            def probe() -> float | None:
-                return compare.probe_round_trip(tsc)
-
-        started = time.time()
-
-        def progress(n: int, total: int, r: int, p: compare.Point, v: compare.Variant) -> None:
-            elapsed = time.time() - started
-            eta = f", about {elapsed / n * (total - n):.0f} s left" if n else ""
-            where = f"{p.threads} threads: " if p.threads is not None else ""
-            ui.progress(f"[{n + 1}/{total}] round {r + 1}/{n_repeats} {where}{v.name}{eta}")
-
-        runs = compare.run_all(
-            pts, variants, builds, settings, n_repeats, seed, probe=probe, progress=progress
-        )
-        ui.progress_done()
+        document = session.run(req, ui.progress, warn)
     finally:
-        if tmp is not None:
-            tmp.cleanup()
-    notes += compare.check_results(runs)
-    summary = compare.summarise(pts, variants, runs)
-    program = Path(command_line[0]).name
-    document = {
-        "schema": compare.SCHEMA,
-        "command": "locktune bench compare "
-        + shlex.join(sys.argv[3:] if len(sys.argv) > 3 else []),
-        "machine": desc,
-        "program": program,
-        "original": str(original.resolve()),
-        "rewritten": str(rewritten.resolve()),
-        "builds": {
-            n: {"command": b.command, "header": str(b.header) if b.header else None}
-            for n, b in builds.items()
-            if n in used
-        },
-        "settings": {
-            "repeats": n_repeats,
-            "timeout_s": timeout,
-            "metric": metric,
-            "check": check,
-            "seed": seed,
-            "quick": quick,
-            "probe": probe is not None,
-            "regime_threshold_ns": runner.NEAR_FAR_NS,
-        },
-        "sites": [
-            {
-                "id": s.id,
-                "file": s.file,
-                "line": s.line,
-                "name": s.name,
-                "algorithm": s.algorithm,
-                "cs_percent": s.cs_percent,
-            }
-            for s in sites
-        ],
-        "variants": [v.doc() for v in variants],
-        "unavailable": unavailable,
-        "notes": notes + warnings,
-        "points": summary,
-        "runs": runs,
-        "wall_s": time.time() - started,
-    }
+        ui.progress_done()
+    program, desc, summary = document["program"], document["machine"], document["points"]
+    runs, unavailable, notes = document["runs"], document["unavailable"], document["notes"]
     out_dir = out or compare_report.default_out_dir(program, desc)
     written = compare_report.write(out_dir, document, program)
     if as_json:
@@ -534,7 +421,7 @@ def compare_command(
             click.echo(line)
         for line in report.unavailable_lines(unavailable):
             click.echo(line)
-        for line in notes + warnings:
+        for line in notes:
             click.echo(f"note: {line}")
         click.echo(
             f"wrote {out_dir}: results.json and {len(written) - 1} chart(s) "
@@ -547,12 +434,3 @@ def compare_command(
             f"{len(failed)} of {len(runs)} runs failed, first {first['variant']}: "
             f"{first['error']} (all in {out_dir / 'results.json'})"
         )
-
-
-def _program(build: compare.Build, point: compare.Point) -> Path | None:
-    """The executable COMMAND runs in a build, when it is a file there."""
-    first = point.argv[0]
-    if "/" not in first or build.dir is None:
-        return None
-    path = build.dir / first
-    return path if path.is_file() else None
