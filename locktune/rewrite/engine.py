@@ -465,6 +465,7 @@ def _sites(
             for rec in st.sites:
                 table.add(rec)
     # Sites named by identifiers already in the code (a rerun on rewritten code).
+    rerun: set[str] = set()
     for st in states.values():
         if st.error is not None:
             continue
@@ -475,9 +476,8 @@ def _sites(
             loc = (p["file"], p["line"]) if p else sites.decode(ident, rels)
             if loc is None:
                 continue
-            s = table.add({"file": loc[0], "line": loc[1], "kind": "init", "name": None})
-            if p:
-                s.names = [n for n in p["name"].split(", ") if n and n != "?"]
+            table.add({"file": loc[0], "line": loc[1], "kind": "init", "name": None})
+            rerun.add(ident)
     # lock_keys from extraction join sections to sites.
     for ls in ext.lock_sites:
         s = table.sites.get((ls.get("file"), int(ls.get("line", 0))))
@@ -500,19 +500,16 @@ def _sites(
     for s in table.sites.values():
         p = previous.get(s.ident)
         lock = profile.get(s.key)
-        if lock is not None:
-            s.profile = lock
-            algo = (lock.get("recommendation") or {}).get("algorithm") or "posix"
-            s.algorithm = algo
-            s.server = (
-                int((lock.get("recommendation") or {}).get("server", 0))
-                if algo in (config_header.DELEGATING)
-                else -1
-            )
-        elif p is not None:
+        s.profile = lock
+        if p is not None:
+            # kind, names, section counts and comment of the previous header; its
+            # algorithm and server, the user's edits included
+            config_header.carry_over(s, p, rerun=s.ident in rerun)
             s.algorithm, s.server = p["algorithm"], p["server"]
-        if p is not None and lock is None:
-            # A rerun over rewritten code (kept sections are found again, at their new
-            # lines): nothing new, keep the entry as it was, the user's edits included.
-            s.comment = p["comment"]
+        if lock is not None and (p is None or not config_header.user_chose(p)):
+            rec = lock.get("recommendation") or {}
+            algo = rec.get("algorithm") or "posix"
+            if p is None or algo != p["algorithm"]:  # same algorithm: keep the server
+                s.algorithm = algo
+                s.server = int(rec.get("server", 0)) if algo in config_header.DELEGATING else -1
     return table
