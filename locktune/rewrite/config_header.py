@@ -203,9 +203,7 @@ def carry_over(site: Site, prev: dict, rerun: bool) -> None:
             else:
                 kept = [s for s in site.sections if s.get("status") == "kept"]
                 total = max(f["total"], f["extracted"] + len(site.sections))
-                site.sections_text = sections_sentences(
-                    total, f["extracted"] + now_extracted, kept
-                )
+                site.sections_text = sections_sentences(total, f["extracted"] + now_extracted, kept)
     if site.profile is None:
         site.comment = prev["comment"]
 

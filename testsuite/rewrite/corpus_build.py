@@ -104,7 +104,9 @@ def build(name: str, work: Path, locktune: str, flags: list[str]) -> Built:
     for tree, dest in ((src, profiled), (profiled, profiled_again)):
         res = _run([locktune, "rewrite", str(tree), "--out", str(dest)] + with_profile)
         if res.returncode != 0:
-            b.failure = f"rewrite of {tree.name} with a profile exited {res.returncode}:\n{res.stderr}"
+            b.failure = (
+                f"rewrite of {tree.name} with a profile exited {res.returncode}:\n{res.stderr}"
+            )
             return b
     b.second_run_diff += [f"with a profile, {d}" for d in _diff(profiled, profiled_again)]
     return b

@@ -584,7 +584,10 @@ def test_rerun_with_a_profile_keeps_the_users_algorithm(run_locktune, tmp_path):
     prof = tmp_path / "profile.json"
     prof.write_text(json.dumps(_profile_for([("main.c", 6, "rcl"), ("queue.c", 6, "mcs")])))
     out1, out2 = tmp_path / "out1", tmp_path / "out2"
-    assert run_locktune("rewrite", str(src), "--out", str(out1), "--profile", str(prof)).returncode == 0
+    assert (
+        run_locktune("rewrite", str(src), "--out", str(out1), "--profile", str(prof)).returncode
+        == 0
+    )
     h = out1 / "locktune_config.h"
     h.write_text(h.read_text().replace('"total_lock", "rcl", 0}', '"total_lock", "ccsynch", -1}'))
     prof.write_text(json.dumps(_profile_for([("main.c", 6, "rcl"), ("queue.c", 6, "ticket")])))
