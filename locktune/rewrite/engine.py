@@ -261,21 +261,28 @@ def run(opts: Options, progress: Progress = _quiet) -> Result:
 
         passes = cocci_mod.CocciPasses(workdir=Path(tmp))
         try:
-            # 2. wrappers: macros found, functions named, accessors for the latter
+            # 2. wrappers: macros found, functions found (the whole-program listing, Clang)
+            # or named, accessors for the functions with external linkage
+            flags = _flags(opts, root, Path(tmp))
+            to_extract = [r for r in rels if r.endswith(".c") and _in_db(flags, root / r)]
+            t = time.monotonic()
+            listing = extract.list_functions(to_extract, root, flags)
+            listing_s = time.monotonic() - t
             user_roles = {n: spec.split(":", 1)[0] for n, spec in opts.lock_wrappers.items()}
             auto = wrappers.find({r: s.text for r, s in states.items()}, user_roles)
-            accs, no_accessor = _accessors(states, opts.lock_wrappers, auto, passes, stage)
-            wrapper_roles = {**{n: w["role"] for n, w in auto.items()}, **opts.lock_wrappers}
+            fns, fns_rejected = wrappers.functions(listing, auto, opts.lock_wrappers)
+            named = {**wrappers.function_specs(fns), **opts.lock_wrappers}
+            listed = {(f, n): lock for n, w in fns.items() for f, _line, lock in w["definitions"]}
+            accs, no_accessor = _accessors(states, named, auto, passes, stage, listed)
+            wrapper_roles = {**{n: w["role"] for n, w in auto.items()}, **named}
             for acc in accs:
                 wrapper_roles.update({w: acc.spec(w) for w in acc.wrappers})
 
             # 3. extract
-            flags = _flags(opts, root, Path(tmp))
-            to_extract = [r for r in rels if r.endswith(".c") and _in_db(flags, root / r)]
             progress(f"extracting critical sections from {len(to_extract)} files (Clang)")
-            phases = {"select": time.monotonic() - t0}
+            phases = {"select": time.monotonic() - t0 - listing_s, "list_functions": listing_s}
             t = time.monotonic()
-            ext = extract.run(to_extract, root, stage, flags, wrapper_roles)
+            ext = extract.run(to_extract, root, stage, flags, wrapper_roles, listing=listing)
             phases["extract"] = time.monotonic() - t
             t = time.monotonic()
             for d in ext.diagnostics:
@@ -362,6 +369,8 @@ def run(opts: Options, progress: Progress = _quiet) -> Result:
         ext=ext,
         table=table,
         wrappers_found=auto,
+        wrapper_functions=fns,
+        wrappers_rejected=fns_rejected,
         accessors=accs,
         no_accessor=no_accessor,
         written=written,
@@ -414,6 +423,7 @@ def _accessors(
     auto: dict[str, dict],
     passes: cocci_mod.CocciPasses,
     stage: Path,
+    listed: dict[tuple[str, str], str] | None = None,
 ) -> tuple[list[accessors.Accessor], dict[str, str]]:
     """Accessors for the wrapper functions named without :EXPR (accessors.py)."""
     plain = [n for n, spec in named.items() if ":" not in spec and n not in auto]
@@ -425,7 +435,7 @@ def _accessors(
     for rel, text in sorted(texts.items()):
         if rel.endswith(".c") and defined.search(text):
             candidates += passes.report("lock_wrappers", stage, rel)
-    return accessors.plan(candidates, texts, named, auto)
+    return accessors.plan(candidates, texts, named, auto, listed)
 
 
 def _flags(opts: Options, root: Path, tmp: Path) -> extract.Flags:

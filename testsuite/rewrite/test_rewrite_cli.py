@@ -596,3 +596,53 @@ def test_rerun_with_a_profile_keeps_the_users_algorithm(run_locktune, tmp_path):
     text = (out2 / "locktune_config.h").read_text()
     assert '"total_lock", "ccsynch", -1},' in text
     assert '"q->lock", "ticket", -1},' in text
+
+
+def test_wrapper_functions_are_found_and_listed(run_locktune, tmp_path, cc):
+    """Wrapper functions of another file, named by nobody: one whose lock is written with its
+    parameter only (every file can name it), one that keeps statistics around its lock (not
+    a wrapper: a section run by lt_execute would skip them; listed with the reason)."""
+    src = tree(
+        tmp_path / "src",
+        {
+            "obj.h": "#include <pthread.h>\nstruct obj { pthread_mutex_t lock; long n; };\n"
+            "void obj_lock(struct obj *o);\nvoid obj_unlock(struct obj *o);\n"
+            "void counted_lock(struct obj *o);\nextern long lock_count;\n",
+            "obj.c": '#include "obj.h"\nlong lock_count;\n'
+            "void obj_lock(struct obj *o)\n{\n    pthread_mutex_lock(&o->lock);\n}\n"
+            "void obj_unlock(struct obj *o)\n{\n    pthread_mutex_unlock(&o->lock);\n}\n"
+            "void counted_lock(struct obj *o)\n{\n    pthread_mutex_lock(&o->lock);\n"
+            "    lock_count++;\n}\n",
+            "main.c": '#include <stdio.h>\n#include "obj.h"\n'
+            "static struct obj one = {PTHREAD_MUTEX_INITIALIZER, 0};\n"
+            "int main(void)\n{\n    for (int i = 0; i < 3; i++) {\n        obj_lock(&one);\n"
+            "        one.n += i;\n        obj_unlock(&one);\n    }\n    counted_lock(&one);\n"
+            "    one.n++;\n    obj_unlock(&one);\n"
+            '    printf("%ld %ld\\n", one.n, lock_count);\n    return 0;\n}\n',
+        },
+    )
+    out, rep_path = tmp_path / "o", tmp_path / "r.json"
+    res = run_locktune("rewrite", str(src), "--out", str(out), "--report", str(rep_path))
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert re.search(r"lock wrappers\s+obj_lock, obj_unlock\n", res.stdout), res.stdout
+    assert re.search(
+        r"not a wrapper\s+counted_lock: obj.c:11: counted_lock\(\) does more than lock "
+        r"\(line 14\)",
+        res.stdout,
+    ), res.stdout
+    rep = json.loads(rep_path.read_text())
+    assert rep["lock_wrappers"]["obj_lock"] == {
+        "role": "lock",
+        "origin": "obj.c:3",
+        "kind": "function",
+        "lock": "&o->lock",
+    }
+    assert "counted_lock" in rep["lock_wrappers_rejected"]
+    main = (out / "main.c").read_text()
+    assert "lt_execute(&(&one)->lock, main__cs1, &lt_cs1);" in main
+    from locktune.commands import flags
+
+    link = [*flags.cflags(), *flags.libs()]
+    exe = cc(tmp_path / "app", out / "main.c", out / "obj.c", flags=link)
+    res = subprocess.run([str(exe)], capture_output=True, text=True)
+    assert res.stdout == "4 1\n", res.stdout + res.stderr
