@@ -77,12 +77,12 @@ class Accessor:
         """The accessor's definition beside wrapper definition `d`."""
         names = [f"{w}()" for w in self.wrappers]
         who = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-        flags = " ".join(f"--lock-wrapper {w}={r}" for w, r in self.wrappers.items())
         one = len(names) == 1
+        flags = f"the lock wrapper{'' if one else 's'} {who}"
         if d.lock is None:
             own = f"{self.name}_here"
             comment = (
-                f"{who} {'takes' if one else 'take'} no lock in this file: critical sections "
+                f"{who} {'locks' if one else 'lock'} nothing in this file: critical sections "
                 f"that call {'it' if one else 'them'} run on this one (added by locktune "
                 f"rewrite for {flags})."
             )
@@ -92,7 +92,7 @@ class Accessor:
             )
         else:
             comment = (
-                f"The lock that {who} {'takes' if one else 'take'}: critical sections that "
+                f"The lock that {who} {'acts' if one else 'act'} on: critical sections that "
                 f"call {'it' if one else 'them'} in other files run on it (added by locktune "
                 f"rewrite for {flags})."
             )
