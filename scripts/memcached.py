@@ -50,14 +50,6 @@ CACHE = ROOT / "build" / "memcached"
 DEFAULT_WORK = CACHE / "work"
 JOBS = str(os.cpu_count() or 2)
 
-# The project's own lock wrappers that are functions (macros are recognised by locktune).
-LOCK_WRAPPERS = [
-    "item_lock=lock",
-    "item_unlock=unlock",
-    "item_trylock=trylock",
-    "STATS_LOCK=lock",
-    "STATS_UNLOCK=unlock",
-]
 # A quick subset of the suite (the notes: 38k assertions, about 12 s).
 QUICK_TESTS = ["t/getset.t", "t/lru.t", "t/incrdecr.t", "t/slabs_reassign.t"]
 # The suite's slowest files (the notes: 15-31 s each, sleep-bound), started first.
@@ -168,8 +160,6 @@ def rewrite(work: Path, out: Path | None = None, profile: Path | None = None) ->
         "--report",
         str(report),
     ]
-    for w in LOCK_WRAPPERS:
-        cmd += ["--lock-wrapper", w]
     if profile is not None:
         cmd += ["--profile", str(profile)]
     cmd.append(str(tree))
@@ -600,9 +590,9 @@ def e2e(
         "kept_reasons": s.get("kept_reasons"),
         "sites": s["sites"],
         "files_failed": s["files_failed"],
-        "lock_wrappers_named": LOCK_WRAPPERS,
-        "manual_help": "none: no source edited by hand; the function wrappers are named on "
-        "the command line (--lock-wrapper)",
+        "lock_wrappers_found": sorted(rep.get("lock_wrappers", {})),
+        "manual_help": "none: no source edited by hand, no option beyond the compilation "
+        "database (the wrapper functions are found by the rewriter)",
     }
     build_rewritten(work)
 

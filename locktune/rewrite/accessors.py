@@ -77,12 +77,12 @@ class Accessor:
         """The accessor's definition beside wrapper definition `d`."""
         names = [f"{w}()" for w in self.wrappers]
         who = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-        flags = " ".join(f"--lock-wrapper {w}={r}" for w, r in self.wrappers.items())
         one = len(names) == 1
+        flags = f"the lock wrapper{'' if one else 's'} {who}"
         if d.lock is None:
             own = f"{self.name}_here"
             comment = (
-                f"{who} {'takes' if one else 'take'} no lock in this file: critical sections "
+                f"{who} {'locks' if one else 'lock'} nothing in this file: critical sections "
                 f"that call {'it' if one else 'them'} run on this one (added by locktune "
                 f"rewrite for {flags})."
             )
@@ -92,7 +92,7 @@ class Accessor:
             )
         else:
             comment = (
-                f"The lock that {who} {'takes' if one else 'take'}: critical sections that "
+                f"The lock that {who} {'acts' if one else 'act'} on: critical sections that "
                 f"call {'it' if one else 'them'} in other files run on it (added by locktune "
                 f"rewrite for {flags})."
             )
@@ -158,11 +158,17 @@ def _basic(params: str) -> bool:
 
 
 def plan(
-    candidates: list[dict], texts: dict[str, str], named: dict[str, str], macros: dict[str, dict]
+    candidates: list[dict],
+    texts: dict[str, str],
+    named: dict[str, str],
+    macros: dict[str, dict],
+    listed: dict[tuple[str, str], str] | None = None,
 ) -> tuple[list[Accessor], dict[str, str]]:
     """Accessors for the wrappers named without :EXPR, from lock_wrappers.cocci's records
-    (`candidates`) over the files `texts`.  Returns them and, for each other named
-    function, why it gets none."""
+    (`candidates`) over the files `texts`, and the locks the Clang listing found wrapper
+    functions to take ((file, name) -> lock as written: `listed`, for bodies that check or
+    assert around their lock call).  Returns them and, for each other named function, why
+    it gets none."""
     templates = wrappers.lock_templates(macros)
     static = {(c["file"], c["name"]) for c in candidates if c["kind"] == "static"}
     wanted = [n for n, spec in named.items() if ":" not in spec and n not in macros]
@@ -184,7 +190,7 @@ def plan(
                     None,
                 )  # fmt: skip
                 found.append((rel, line, rec))
-        why = _check(name, found, static, texts, templates)
+        why = _check(name, found, static, texts, templates, listed or {})
         if isinstance(why, str):
             skipped[name] = why
         else:
@@ -200,7 +206,7 @@ def plan(
     return sorted(groups.values(), key=lambda a: a.name), skipped
 
 
-def _check(name, found, static, texts, templates):
+def _check(name, found, static, texts, templates, listed):
     """The definitions of wrapper `name`, or why it gets no accessor."""
     if not found:
         return "not defined as a function in the files rewritten"
@@ -208,6 +214,12 @@ def _check(name, found, static, texts, templates):
     for rel, line, rec in found:
         if (rel, name) in static:
             return f"static in {rel}: its callers there see the lock it takes"
+        if rec is None and listed.get((rel, name)):
+            params, _body, _end, _toks = _function(texts[rel], name, line)
+            if not _basic(params):
+                return f"its parameters ({params}) are not all of basic C types"
+            out.append(Definition(name, rel, line, params, " ".join(listed[(rel, name)].split())))
+            continue
         if rec is None:
             return f"its definition in {rel}:{line} is not one call of a lock function"
         params, body, _end, _toks = _function(texts[rel], name, line)

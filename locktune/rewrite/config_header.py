@@ -93,18 +93,118 @@ def describe(site: Site) -> str:
     """The comment above a site's entry."""
     words = [f"{site.file}:{site.line} {site.name} ({_kind(site.kind)})."]
     words.append(profile_sentence(site.profile) if site.profile else "No profile.")
+    if site.sections_text is not None:  # carried over from the previous header
+        if site.sections_text:
+            words.append(site.sections_text)
+        return _comment(words)
     kept = [s for s in site.sections if s.get("status") == "kept"]
     extracted = len(site.sections) - len(kept)
-    if site.sections:
-        words.append(
-            f"{_n(len(site.sections), 'critical section')}: {extracted} extracted, "
-            f"{len(kept)} kept as lock/unlock."
-        )
+    text = sections_sentences(len(site.sections), extracted, kept)
+    if text:
+        words.append(text)
+    return _comment(words)
+
+
+def sections_sentences(total: int, extracted: int, kept: list[dict]) -> str:
+    """`N critical sections: E extracted, K kept as lock/unlock. Kept (...): ...`"""
+    if not total:
+        return ""
+    words = [
+        f"{_n(total, 'critical section')}: {extracted} extracted, "
+        f"{total - extracted} kept as lock/unlock."
+    ]
     if kept:
         why = "; ".join(f"{s['file']}:{s['line']}: {s.get('reason') or 'kept'}" for s in kept[:4])
         more = f"; and {len(kept) - 4} more" if len(kept) > 4 else ""
         words.append(f"Kept ({why}{more}): every algorithm supports them.")
-    return _comment(words)
+    return " ".join(words)
+
+
+# --- reading a generated comment back -----------------------------------------------------
+
+_KIND_WORDS = {
+    "pthread_mutex_init": "init",
+    "static initialiser": "static",
+    "array of locks": "array",
+}
+_HEAD = re.compile(r"^(?P<file>\S+):(?P<line>\d+) (?P<names>.*?) \((?P<kind>[^()]*)\)\.(?: |$)")
+_SECTIONS = re.compile(
+    r"(?:^| )(?P<all>(?P<total>\d+) critical sections?: (?P<extracted>\d+) extracted, "
+    r"(?P<kept>\d+) kept as lock/unlock\..*)$"
+)
+_RECOMMENDED = re.compile(r" Recommended: (?P<algo>[\w-]+)[ .]")
+
+
+def unwrap(comment: str) -> str:
+    """A generated block comment as the one line of text it was wrapped from."""
+    body = comment.strip()
+    body = body[2:] if body.startswith("/*") else body
+    body = body[:-2] if body.endswith("*/") else body
+    lines = [re.sub(r"^\s*\*(?!/) ?", "", ln).strip() for ln in body.splitlines()]
+    return " ".join(ln for ln in lines if ln)
+
+
+def facts(comment: str | None) -> dict | None:
+    """What a comment written by describe() says, read back: kind, profiled, recommended
+    algorithm, and the sections sentences with their counts.  None when the comment is not
+    in that shape (written or rewritten by the user)."""
+    if not comment:
+        return None
+    text = unwrap(comment)
+    head = _HEAD.match(text)
+    if head is None:
+        return None
+    rest = text[head.end() :]
+    if rest.startswith("No profile."):
+        profiled, recommended = False, "posix"  # the rewriter's choice without a profile
+    elif rest.startswith("Profile: "):
+        m = _RECOMMENDED.search(" " + rest)
+        profiled, recommended = True, m.group("algo") if m else None
+    else:
+        return None
+    sec = _SECTIONS.search(rest)
+    return {
+        "kind": _KIND_WORDS.get(head.group("kind"), head.group("kind")),
+        "profiled": profiled,
+        "recommended": recommended,
+        "sections_text": sec.group("all") if sec else "",
+        "total": int(sec.group("total")) if sec else 0,
+        "extracted": int(sec.group("extracted")) if sec else 0,
+        "kept": int(sec.group("kept")) if sec else 0,
+    }
+
+
+def user_chose(prev: dict) -> bool:
+    """True when a previous entry's algorithm is not the one its header recommended (the
+    user edited it, or rewrote the comment): a new profile does not override it."""
+    f = facts(prev.get("comment"))
+    return f is None or f["recommended"] != prev["algorithm"]
+
+
+def carry_over(site: Site, prev: dict, rerun: bool) -> None:
+    """What a previous header said about `site` that this run cannot see again.
+
+    On a rerun over rewritten code (`rerun`: the site's identifier was already in the code)
+    the lock's birth is no longer a pthread call, and the sections the previous run
+    extracted are lt_execute calls: the kind, names and section counts come from the
+    previous entry.  Sections extracted by this run (a newer extractor) are added to its
+    counts.  Without a profile for the site the whole comment is kept, the user's edits
+    included."""
+    f = facts(prev.get("comment"))
+    if rerun:
+        names = [n for n in prev["name"].split(", ") if n and n != "?"]
+        site.names = names + [n for n in site.names if n not in names]
+        if f is not None:
+            site.kind = f["kind"] if f["kind"] in _KIND_WORDS.values() else site.kind
+            now_extracted = sum(1 for s in site.sections if s.get("status") == "extracted")
+            if not now_extracted:
+                site.sections_text = f["sections_text"]
+            else:
+                kept = [s for s in site.sections if s.get("status") == "kept"]
+                total = max(f["total"], f["extracted"] + len(site.sections))
+                site.sections_text = sections_sentences(total, f["extracted"] + now_extracted, kept)
+    if site.profile is None:
+        site.comment = prev["comment"]
 
 
 def _kind(kind: str) -> str:

@@ -272,21 +272,28 @@ def run(opts: Options, progress: Progress = _quiet) -> Result:
 
         passes = cocci_mod.CocciPasses(workdir=Path(tmp))
         try:
-            # 2. wrappers: macros found, functions named, accessors for the latter
+            # 2. wrappers: macros found, functions found (the whole-program listing, Clang)
+            # or named, accessors for the functions with external linkage
+            flags = _flags(opts, root, Path(tmp))
+            to_extract = [r for r in rels if r.endswith(".c") and _in_db(flags, root / r)]
+            t = time.monotonic()
+            listing = extract.list_functions(to_extract, root, flags)
+            listing_s = time.monotonic() - t
             user_roles = {n: spec.split(":", 1)[0] for n, spec in opts.lock_wrappers.items()}
             auto = wrappers.find({r: s.text for r, s in states.items()}, user_roles)
-            accs, no_accessor = _accessors(states, opts.lock_wrappers, auto, passes, stage)
-            wrapper_roles = {**{n: w["role"] for n, w in auto.items()}, **opts.lock_wrappers}
+            fns, fns_rejected = wrappers.functions(listing, auto, opts.lock_wrappers)
+            named = {**wrappers.function_specs(fns), **opts.lock_wrappers}
+            listed = {(f, n): lock for n, w in fns.items() for f, _line, lock in w["definitions"]}
+            accs, no_accessor = _accessors(states, named, auto, passes, stage, listed)
+            wrapper_roles = {**{n: w["role"] for n, w in auto.items()}, **named}
             for acc in accs:
                 wrapper_roles.update({w: acc.spec(w) for w in acc.wrappers})
 
             # 3. extract
-            flags = _flags(opts, root, Path(tmp))
-            to_extract = [r for r in rels if r.endswith(".c") and _in_db(flags, root / r)]
             progress(f"extracting critical sections from {len(to_extract)} files (Clang)")
-            phases = {"select": time.monotonic() - t0}
+            phases = {"select": time.monotonic() - t0 - listing_s, "list_functions": listing_s}
             t = time.monotonic()
-            ext = extract.run(to_extract, root, stage, flags, wrapper_roles)
+            ext = extract.run(to_extract, root, stage, flags, wrapper_roles, listing=listing)
             phases["extract"] = time.monotonic() - t
             t = time.monotonic()
             _analysis_errors(states, ext, to_extract)
@@ -399,6 +406,8 @@ def run(opts: Options, progress: Progress = _quiet) -> Result:
         ext=ext,
         table=table,
         wrappers_found=auto,
+        wrapper_functions=fns,
+        wrappers_rejected=fns_rejected,
         accessors=accs,
         no_accessor=no_accessor,
         written=written,
@@ -585,6 +594,7 @@ def _accessors(
     auto: dict[str, dict],
     passes: cocci_mod.CocciPasses,
     stage: Path,
+    listed: dict[tuple[str, str], str] | None = None,
 ) -> tuple[list[accessors.Accessor], dict[str, str]]:
     """Accessors for the wrapper functions named without :EXPR (accessors.py)."""
     plain = [n for n, spec in named.items() if ":" not in spec and n not in auto]
@@ -596,7 +606,7 @@ def _accessors(
     for rel, text in sorted(texts.items()):
         if rel.endswith(".c") and defined.search(text):
             candidates += passes.report("lock_wrappers", stage, rel)
-    return accessors.plan(candidates, texts, named, auto)
+    return accessors.plan(candidates, texts, named, auto, listed)
 
 
 def _flags(opts: Options, root: Path, tmp: Path) -> extract.Flags:
@@ -636,6 +646,7 @@ def _sites(
             for rec in st.sites:
                 table.add(rec)
     # Sites named by identifiers already in the code (a rerun on rewritten code).
+    rerun: set[str] = set()
     for st in states.values():
         if not st.usable:
             continue
@@ -646,9 +657,8 @@ def _sites(
             loc = (p["file"], p["line"]) if p else sites.decode(ident, rels)
             if loc is None:
                 continue
-            s = table.add({"file": loc[0], "line": loc[1], "kind": "init", "name": None})
-            if p:
-                s.names = [n for n in p["name"].split(", ") if n and n != "?"]
+            table.add({"file": loc[0], "line": loc[1], "kind": "init", "name": None})
+            rerun.add(ident)
     # lock_keys from extraction join sections to sites.
     for ls in ext.lock_sites:
         s = table.sites.get((ls.get("file"), int(ls.get("line", 0))))
@@ -669,19 +679,16 @@ def _sites(
     for s in table.sites.values():
         p = previous.get(s.ident)
         lock = profile.get(s.key)
-        if lock is not None:
-            s.profile = lock
-            algo = (lock.get("recommendation") or {}).get("algorithm") or "posix"
-            s.algorithm = algo
-            s.server = (
-                int((lock.get("recommendation") or {}).get("server", 0))
-                if algo in algorithms.server_based()
-                else -1
-            )
-        elif p is not None:
+        s.profile = lock
+        if p is not None:
+            # kind, names, section counts and comment of the previous header; its
+            # algorithm and server, the user's edits included
+            config_header.carry_over(s, p, rerun=s.ident in rerun)
             s.algorithm, s.server = p["algorithm"], p["server"]
-        if p is not None and lock is None:
-            # A rerun over rewritten code (kept sections are found again, at their new
-            # lines): nothing new, keep the entry as it was, the user's edits included.
-            s.comment = p["comment"]
+        if lock is not None and (p is None or not config_header.user_chose(p)):
+            rec = lock.get("recommendation") or {}
+            algo = rec.get("algorithm") or "posix"
+            if p is None or algo != p["algorithm"]:  # same algorithm: keep the server
+                s.algorithm = algo
+                s.server = int(rec.get("server", 0)) if algo in algorithms.server_based() else -1
     return table

@@ -104,8 +104,10 @@ def run(
     stage: Path,
     flags: Flags,
     wrappers: dict[str, str],
+    listing: dict | None = None,
 ) -> ExtractResult:
-    """Extract the sections of `files` (relative to source_root) into `stage`."""
+    """Extract the sections of `files` (relative to source_root) into `stage`.  `listing`:
+    list_functions()'s answer when the caller already has it."""
     path = tool()
     if path is None:
         return ExtractResult("none", "locktune-extract is not installed")
@@ -128,7 +130,9 @@ def run(
             for name, role in sorted(wrappers.items()):
                 cmd += ["--lock-wrapper", f"{name}={role}"]
             facts = Path(tmp) / "callee-facts.json"
-            facts.write_text(json.dumps(callee_facts(path, abs_files, source_root, flags)))
+            if listing is None:
+                listing = _list_functions(path, abs_files, source_root, flags)
+            facts.write_text(json.dumps(callgraph.close(listing.get("functions", []))))
             cmd += ["--callee-facts", str(facts)]
             cmd += flags.args(abs_files)
         else:
@@ -174,10 +178,19 @@ def run(
     )
 
 
-def callee_facts(path: Path, abs_files: list[str], source_root: Path, flags: Flags) -> dict:
-    """The whole-program pass: every file's functions listed (`--list-functions`), closed over
-    the call graph (callgraph.py).  A file that does not parse lists nothing here; the
-    extraction reports it."""
+def list_functions(files: list[str], source_root: Path, flags: Flags) -> dict | None:
+    """The whole-program pass over `files` (relative to source_root): `--list-functions`
+    (schema locktune-extract-functions/0): each function's facts and calls, for
+    callgraph.py, and the lock wrapper functions, for wrappers.functions().  None when the
+    tool cannot extract (then nothing uses it)."""
+    path = tool()
+    if path is None or not files or capabilities(path) != "extract":
+        return None
+    return _list_functions(path, [str(source_root / f) for f in files], source_root, flags)
+
+
+def _list_functions(path: Path, abs_files: list[str], source_root: Path, flags: Flags) -> dict:
+    """A file that does not parse lists nothing here; the extraction reports it."""
     cmd = [str(path), "--list-functions", "--source-root", str(source_root)]
     try:
         res = subprocess.run(
@@ -193,10 +206,9 @@ def callee_facts(path: Path, abs_files: list[str], source_root: Path, flags: Fla
             f"locktune-extract --list-functions failed (exit {res.returncode}): {tail}"
         )
     try:
-        doc = json.loads(res.stdout)
+        return json.loads(res.stdout)
     except json.JSONDecodeError as e:
         raise LocktuneError(f"locktune-extract --list-functions: unreadable listing: {e}") from e
-    return callgraph.close(doc.get("functions", []))
 
 
 def _read(report: Path, res: subprocess.CompletedProcess) -> str:

@@ -8,11 +8,12 @@ from locktune.rewrite import cocci, config_header
 
 SCHEMA = "locktune-rewrite/1"
 SUMMARY_REASONS = 8  # kept reasons shown on the terminal, most frequent first
+SUMMARY_REJECTED = 4  # functions close to lock wrappers shown on the terminal
 
 
 def build(
     *, root, dest, opts, states, ext, table, wrappers_found, accessors, no_accessor, written,
-    written_any, profile, elapsed, phases,
+    written_any, profile, elapsed, phases, wrapper_functions=None, wrappers_rejected=None,
 ):  # fmt: skip
     sections = []
     for sec in sorted(ext.sections, key=lambda s: (s.get("file", ""), s.get("line", 0))):
@@ -88,8 +89,17 @@ def build(
         },
         "lock_wrappers": {
             **{
-                n: {"role": w["role"], "origin": f"{w['file']}:{w['line']}"}
+                n: {"role": w["role"], "origin": f"{w['file']}:{w['line']}", "kind": "macro"}
                 for n, w in wrappers_found.items()
+            },
+            **{
+                n: {
+                    "role": w["role"],
+                    "origin": f"{w['file']}:{w['line']}",
+                    "kind": "function",
+                    "lock": w["lock"],
+                }
+                for n, w in (wrapper_functions or {}).items()
             },
             **{
                 n: {"role": spec, "origin": "--lock-wrapper"}
@@ -105,6 +115,7 @@ def build(
             for a in accessors
         ],
         "wrappers_without_accessor": no_accessor,
+        "lock_wrappers_rejected": wrappers_rejected or {},
         "files": files,
         "critical_sections": sections,
         "sites": site_list,
@@ -192,6 +203,12 @@ def summary_text(rep: dict, report_path: str | None) -> str:
     )
     if rep["lock_wrappers"]:
         lines.append(f"  lock wrappers      {', '.join(sorted(rep['lock_wrappers']))}")
+    rejected = sorted(rep.get("lock_wrappers_rejected", {}).items())
+    for name, why in rejected[:SUMMARY_REJECTED]:
+        lines.append(f"  not a wrapper      {name}: {why}")
+    if len(rejected) > SUMMARY_REJECTED:
+        more = "the report lists them" if report_path else "--report FILE lists them"
+        lines.append(f"  not a wrapper      and {len(rejected) - SUMMARY_REJECTED} more ({more})")
     not_analysed = {f["file"] for f in rep["files"] if f["status"] == "failed"}
     by_token = [f for f in rep["token_fallbacks"] if f["file"] not in not_analysed]
     if by_token:

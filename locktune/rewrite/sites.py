@@ -34,9 +34,9 @@ class Site:
     algorithm: str = "posix"
     server: int = -1
     comment: str | None = None  # kept verbatim from a previous header
+    sections_text: str | None = None  # the previous header's sentences about the sections
     sections: list[dict] = field(default_factory=list)
     profile: dict | None = None
-    from_previous: bool = False
 
     @property
     def ident(self) -> str:

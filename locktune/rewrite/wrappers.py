@@ -9,8 +9,9 @@ Shapes recognised (after peeling `do { ... } while (0)`, braces, parentheses, a 
     #define STATS_LOCK()     do { pthread_mutex_lock(&stats_lock); } while (0)
     #define LOCK_Q(q)        mutex_lock(&(q)->lock)      (a wrapper of a wrapper)
 
-Functions that wrap a lock (memcached's item_lock(hv)) are named by the user with
-`--lock-wrapper NAME=lock|unlock|trylock`.
+Functions that wrap a lock (memcached's item_lock(hv), xz's mythread_mutex_lock) are found
+by Clang in the whole-program listing (`functions()` below); `--lock-wrapper
+NAME=lock|unlock|trylock` names others, and overrides what was found.
 """
 
 from __future__ import annotations
@@ -156,3 +157,77 @@ def lock_templates(found: dict[str, dict]) -> dict[str, str]:
     out = {n: "$1" for n in PTHREAD}
     out.update({n: w["template"] for n, w in found.items() if w.get("template")})
     return out
+
+
+def functions(
+    listing: dict | None, macros: dict[str, dict], named: dict[str, str]
+) -> tuple[dict[str, dict], dict[str, str]]:
+    """Lock wrapper functions found by `locktune-extract --list-functions` (its
+    `lock_wrappers`, WrapperShape.h): name -> {role, file, line, static, lock}, and for the
+    functions that come close, name -> "file:line: why not".
+
+    A static function (in its file, or static inline in a header) is a wrapper in every
+    translation unit that defines it: the extractor sees its body there.  A function with
+    external linkage is a wrapper when every definition listed agrees on the role (an empty
+    stub elsewhere, such as memcached testapp's STATS_LOCK, is not listed and is fine).
+    Macros found and names given with --lock-wrapper take precedence."""
+    records = (listing or {}).get("lock_wrappers", [])
+    by_name: dict[str, list[dict]] = {}
+    for r in records:
+        if r["name"] not in macros and r["name"] not in named and r["name"] not in PTHREAD:
+            by_name.setdefault(r["name"], []).append(r)
+    found: dict[str, dict] = {}
+    rejected: dict[str, str] = {}
+    for name, recs in sorted(by_name.items()):
+        recs = sorted(recs, key=lambda r: (r["file"], r["line"]))
+        misses = [r for r in recs if r.get("not_wrapper")]
+        roles = sorted({r["role"] for r in recs if r.get("role")})
+        if misses:
+            r = misses[0]
+            rejected[name] = f"{r['file']}:{r['line']}: {r['not_wrapper']}"
+            continue
+        if len(roles) != 1:
+            where = ", ".join(f"{r['file']}:{r['line']} {r['role']}s" for r in recs)
+            rejected[name] = f"its definitions do not agree ({where})"
+            continue
+        first = recs[0]
+        found[name] = {
+            "role": roles[0],
+            "file": first["file"],
+            "line": first["line"],
+            "static": all(r.get("static") for r in recs),
+            "lock": first.get("lock"),
+            "params": first.get("params", []),
+            "definitions": [(r["file"], r["line"], r.get("lock")) for r in recs],
+        }
+    return found, rejected
+
+
+def function_specs(found: dict[str, dict]) -> dict[str, str]:
+    """What the extraction is told about the wrapper functions found with external linkage,
+    as --lock-wrapper would tell it: `ROLE:LOCK` when the lock is written with the
+    parameters only (`lock:&($1)->mutex`: every file can name it), else `ROLE` (an accessor
+    then names it, accessors.py).  Static ones need nothing: each file that calls them sees
+    their body."""
+    out = {}
+    for name, w in sorted(found.items()):
+        if w["static"]:
+            continue
+        out[name] = w["role"]
+        if w.get("lock") and all(d[2] == w["lock"] for d in w["definitions"]):
+            tpl = w["lock"]
+            for k, p in enumerate(w.get("params", []), 1):
+                tpl = re.sub(rf"(?<!\.)(?<!->)\b{re.escape(p)}\b", f"(${k})", tpl)
+            if _closed(tpl):
+                out[name] = f"{w['role']}:{tpl}"
+    return out
+
+
+def _closed(template: str) -> bool:
+    """True when a lock template names nothing but its arguments ($1...) and fields."""
+    prev = None
+    for t in clex.tokens(template):
+        if t.kind == "ident" and prev not in (".", "->", "$"):
+            return False
+        prev = t.text
+    return True

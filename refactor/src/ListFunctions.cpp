@@ -3,12 +3,14 @@
 #include "Extractor.h"
 #include "SourceText.h"
 #include "ThreadIdentity.h"
+#include "WrapperShape.h"
 
 #include "clang/AST/ASTConsumer.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/FrontendAction.h"
+#include "clang/Lex/Lexer.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -42,6 +44,8 @@ struct ExternalCallees : RecursiveASTVisitor<ExternalCallees> {
 struct Listing {
     std::string Root;
     llvm::json::Array Functions;
+    llvm::json::Array Wrappers;
+    std::set<std::string> WrappersSeen; // file:line:name (a header's, once)
 };
 
 class Consumer : public ASTConsumer {
@@ -60,6 +64,8 @@ public:
         ThreadIdentity Identity(Src, None);
         for (Decl *D : Ctx.getTranslationUnitDecl()->decls()) {
             auto *FD = dyn_cast<FunctionDecl>(D);
+            if (FD && FD->doesThisDeclarationHaveABody())
+                listWrapper(FD, Ctx, File);
             if (!FD || !FD->doesThisDeclarationHaveABody() ||
                 !SM.isInMainFile(SM.getExpansionLoc(FD->getLocation())))
                 continue;
@@ -81,6 +87,53 @@ public:
     }
 
 private:
+    // A lock wrapper defined in this file or in one of the program's headers (not a system
+    // header): its role and the lock it takes as written, or why it is not quite one.
+    void listWrapper(const FunctionDecl *FD, ASTContext &Ctx, const std::string &MainFile)
+    {
+        const SourceManager &SM = Ctx.getSourceManager();
+        SourceLocation Loc = SM.getExpansionLoc(FD->getLocation());
+        if (SM.isInSystemHeader(Loc))
+            return;
+        std::string Why;
+        std::optional<WrapperShape> Shape = lockWrapperShape(FD, Ctx, &Why);
+        if (!Shape && Why.empty())
+            return;
+        std::string File = MainFile;
+        if (!SM.isInMainFile(Loc)) {
+            llvm::SmallString<256> P(SM.getFilename(Loc));
+            llvm::sys::fs::make_absolute(P);
+            llvm::sys::path::remove_dots(P, /*remove_dot_dot=*/true);
+            File = reportPath(P.str().str(), L.Root);
+        }
+        const unsigned Line = SM.getExpansionLineNumber(Loc);
+        if (!L.WrappersSeen.insert(File + ":" + std::to_string(Line) + ":" + FD->getNameAsString())
+                 .second)
+            return;
+        llvm::json::Object W{{"name", FD->getNameAsString()},
+                             {"file", File},
+                             {"line", static_cast<int64_t>(Line)},
+                             {"static", FD->getStorageClass() == SC_Static}};
+        if (Shape) {
+            const Expr *Arg = Shape->Inner->getArg(0);
+            CharSourceRange R = Lexer::makeFileCharRange(
+                CharSourceRange::getTokenRange(Arg->getSourceRange()), SM, Ctx.getLangOpts());
+            std::string Lock =
+                R.isValid() ? Lexer::getSourceText(R, SM, Ctx.getLangOpts()).str() : "";
+            W["role"] = Shape->Kind == OpKind::Lock     ? "lock"
+                        : Shape->Kind == OpKind::Unlock ? "unlock"
+                                                        : "trylock";
+            W["lock"] = Lock;
+            llvm::json::Array Params;
+            for (const ParmVarDecl *P : FD->parameters())
+                Params.push_back(P->getNameAsString());
+            W["params"] = std::move(Params);
+        } else {
+            W["not_wrapper"] = Why;
+        }
+        L.Wrappers.push_back(std::move(W));
+    }
+
     Listing &L;
 };
 
@@ -117,7 +170,8 @@ int listFunctions(tooling::ClangTool &Tool, const std::string &SourceRoot)
     Factory F(L);
     int Status = Tool.run(&F);
     llvm::json::Object Doc{{"schema", "locktune-extract-functions/0"},
-                           {"functions", std::move(L.Functions)}};
+                           {"functions", std::move(L.Functions)},
+                           {"lock_wrappers", std::move(L.Wrappers)}};
     llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(Doc))) << "\n";
     return Status == 0 ? 0 : 1;
 }

@@ -5,7 +5,10 @@
 // closes this over the call graph (locktune/rewrite/callgraph.py) and hands the result back
 // with --callee-facts, so that a section calling into another file is judged by what that
 // file's functions do (memcached: a store section reaches items.c's eviction, which logs
-// through pthread_getspecific).
+// through pthread_getspecific).  Also `lock_wrappers`: every function of the file or of the
+// program's headers that takes, releases or tries a lock for its caller (WrapperShape.h), with
+// its role and the lock as written, and the near misses with the reason; the caller names
+// them to the extraction as --lock-wrapper does (locktune/rewrite/wrappers.py).
 #ifndef LOCKTUNE_EXTRACT_LISTFUNCTIONS_H
 #define LOCKTUNE_EXTRACT_LISTFUNCTIONS_H
 

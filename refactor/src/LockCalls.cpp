@@ -1,4 +1,5 @@
 #include "LockCalls.h"
+#include "WrapperShape.h"
 
 #include "clang/AST/PrettyPrinter.h"
 #include "clang/AST/RecursiveASTVisitor.h"
@@ -75,15 +76,6 @@ std::string LockCalls::written(const Expr *E) const
     return OS.str();
 }
 
-static const CallExpr *asCall(const Expr *E)
-{
-    E = E->IgnoreParenImpCasts();
-    if (const auto *C = dyn_cast<CStyleCastExpr>(E))
-        if (C->getType()->isVoidType())
-            E = C->getSubExpr()->IgnoreParenImpCasts();
-    return dyn_cast<CallExpr>(E);
-}
-
 const LockCalls::Derived &LockCalls::derive(const FunctionDecl *F)
 {
     F = F->getCanonicalDecl();
@@ -94,21 +86,12 @@ const LockCalls::Derived &LockCalls::derive(const FunctionDecl *F)
     const FunctionDecl *Def = F->getDefinition();
     if (!Def || !Def->hasBody())
         return D;
-    const auto *Body = dyn_cast<CompoundStmt>(Def->getBody());
-    if (!Body || Body->size() != 1)
+    // One lock call, possibly with checks around it (WrapperShape.h).
+    std::optional<WrapperShape> Shape = lockWrapperShape(Def, Ctx);
+    if (!Shape)
         return D;
-    const Stmt *Only = Body->body_front();
-    const Expr *E = dyn_cast<Expr>(Only);
-    if (const auto *R = dyn_cast<ReturnStmt>(Only))
-        E = R->getRetValue();
-    if (!E)
-        return D;
-    const CallExpr *Inner = asCall(E);
-    if (!Inner || !Inner->getDirectCallee() || Inner->getNumArgs() != 1)
-        return D;
-    std::optional<OpKind> K = pthreadOpKind(Inner->getDirectCallee()->getName());
-    if (!K)
-        return D;
+    const CallExpr *Inner = Shape->Inner;
+    std::optional<OpKind> K = Shape->Kind;
     const Expr *Arg = Inner->getArg(0);
     // The argument's text as written in the wrapper, with each parameter replaced by a
     // reference to the caller's argument.

@@ -403,3 +403,139 @@ def test_bad_callee_facts_is_one_line_naming_the_file(native_dir, tmp_path):
         assert len(res.stderr.strip().splitlines()) == 1
     res = extract(native_dir, "--callee-facts", tmp_path / "missing.json", tmp_path / "a.c", "--")
     assert res.returncode == 2 and "missing.json:0: error:" in res.stderr
+
+
+WRAPPERS_H = """#include <assert.h>
+#include <pthread.h>
+typedef pthread_mutex_t my_mutex;
+static inline void my_mutex_lock(my_mutex *mutex)
+{
+    int ret = pthread_mutex_lock(mutex);
+    assert(ret == 0);
+    (void)ret;
+}
+static inline void my_mutex_unlock(my_mutex *mutex)
+{
+    int ret = pthread_mutex_unlock(mutex);
+    assert(ret == 0);
+    (void)ret;
+}
+"""
+
+WRAPPERS_C = """#include <pthread.h>
+#include <stdlib.h>
+#include "wrappers.h"
+#define hashmask(n) ((1u << (n)) - 1)
+static pthread_mutex_t item_locks[16];
+static unsigned item_lock_hashpower = 4;
+static long lock_count;
+void item_lock(unsigned hv);
+void item_unlock(unsigned hv);
+int item_trylock(unsigned hv);
+void counted_lock(pthread_mutex_t *m);
+void maybe_lock(pthread_mutex_t *m, int on);
+void item_lock(unsigned hv)
+{
+    pthread_mutex_lock(&item_locks[hv & hashmask(item_lock_hashpower)]);
+}
+void item_unlock(unsigned hv)
+{
+    if (pthread_mutex_unlock(&item_locks[hv & hashmask(item_lock_hashpower)]) != 0)
+        abort();
+}
+int item_trylock(unsigned hv)
+{
+    int r = pthread_mutex_trylock(&item_locks[hv & hashmask(item_lock_hashpower)]);
+    return r;
+}
+void counted_lock(pthread_mutex_t *m)
+{
+    pthread_mutex_lock(m);
+    lock_count++;
+}
+void maybe_lock(pthread_mutex_t *m, int on)
+{
+    if (on)
+        pthread_mutex_lock(m);
+}
+static void local_lock(void)
+{
+    static pthread_mutex_t mine = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&mine);
+}
+void section(void);
+void section(void)
+{
+    pthread_mutex_lock(&item_locks[0]);
+    lock_count++;
+    pthread_mutex_unlock(&item_locks[0]);
+    local_lock();
+}
+"""
+
+
+def test_list_functions_finds_lock_wrappers(native_dir, tmp_path):
+    """Functions that lock, unlock or try a lock for their caller, found without help
+    (memcached's item_lock, xz-utils' static inline mythread_mutex_lock), and those that
+    come close with the reason (statistics kept around the lock, a lock on some paths)."""
+    (tmp_path / "wrappers.h").write_text(WRAPPERS_H)
+    (tmp_path / "a.c").write_text(WRAPPERS_C)
+    (tmp_path / "b.c").write_text(
+        '#include "wrappers.h"\nint b(void);\nint b(void) { return 1; }\n'
+    )
+    res = extract(
+        native_dir, "--list-functions", "--source-root", tmp_path, tmp_path / "a.c",
+        tmp_path / "b.c", "--", "-std=gnu11",
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    listed = {w["name"]: w for w in json.loads(res.stdout)["lock_wrappers"]}
+    # a header's static inline wrappers are listed once, however many files include it
+    assert (
+        sum(1 for w in json.loads(res.stdout)["lock_wrappers"] if w["name"] == "my_mutex_lock") == 1
+    )
+    found = {
+        n: (w["role"], w["lock"], w["file"], w["static"]) for n, w in listed.items() if "role" in w
+    }
+    assert found == {
+        "my_mutex_lock": ("lock", "mutex", "wrappers.h", True),
+        "my_mutex_unlock": ("unlock", "mutex", "wrappers.h", True),
+        "item_lock": ("lock", "&item_locks[hv & hashmask(item_lock_hashpower)]", "a.c", False),
+        "item_unlock": ("unlock", "&item_locks[hv & hashmask(item_lock_hashpower)]", "a.c", False),
+        "item_trylock": (
+            "trylock",
+            "&item_locks[hv & hashmask(item_lock_hashpower)]",
+            "a.c",
+            False,
+        ),
+    }
+    assert listed["item_lock"]["line"] == 13
+    why = {n: w["not_wrapper"] for n, w in listed.items() if "not_wrapper" in w}
+    assert why["counted_lock"].startswith("counted_lock() does more than lock (line 30)")
+    assert why["maybe_lock"] == "maybe_lock() makes its lock call (line 35) on some paths only"
+    assert why["local_lock"].startswith("local_lock() locks through its local 'mine'")
+    assert "section" not in listed  # a critical section, not a wrapper
+
+
+def test_wrappers_with_checks_pair_in_their_file(native_dir, tmp_path):
+    """In the file that defines them, wrappers with checks around their lock call are
+    recognised by the extraction too: the section between their calls is extracted on the
+    lock they take."""
+    (tmp_path / "wrappers.h").write_text(WRAPPERS_H)
+    (tmp_path / "c.c").write_text(
+        '#include "wrappers.h"\nstruct obj { my_mutex m; long n; };\nvoid bump(struct obj *o);\n'
+        "void bump(struct obj *o)\n{\n    my_mutex_lock(&o->m);\n    o->n++;\n"
+        "    my_mutex_unlock(&o->m);\n}\n"
+    )
+    res = extract(native_dir, tmp_path / "c.c", "--", "-std=gnu11")
+    assert res.returncode == 0, res.stderr
+    secs = [
+        s
+        for s in json.loads(res.stdout)["critical_sections"]
+        if s.get("kind", "section") == "section"
+    ]
+    (cs,) = secs
+    assert (cs["function"], cs["status"], cs["lock"]) == (
+        "bump",
+        "extracted",
+        "my_mutex_lock(&o->m)",
+    )

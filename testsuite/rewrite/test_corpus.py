@@ -2,7 +2,8 @@
 is rewritten, compiled with -Wall -Wextra -Werror against liblocktune, and run under every
 algorithm the runtime registers among posix, mcs, shfl-block, ccsynch and rcl; its output
 must equal the original's (expected.txt).  Plus the expected shape of the rewritten code
-(CHECK lines) and idempotency (a second rewrite changes nothing).
+(CHECK lines) and idempotency (a second rewrite changes nothing, byte for byte,
+locktune_config.h included, without and with a profile).
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ import hashlib
 import json
 import re
 import shlex
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -603,6 +604,210 @@ def test_wrapper_accessors_follow_each_definition(run_locktune, tmp_path, cc):
         exe = cc(tmp_path / impl.replace(".c", ""), out / "user.c", out / impl, flags=link)
         res = subprocess.run([str(exe)], capture_output=True, text=True)
         assert res.stdout == "3\n", (impl, res.stdout, res.stderr)
+
+
+IDEMPOTENT = {
+    "main.c": """\
+#include <pthread.h>
+#include <stdio.h>
+
+#include "queue.h"
+
+static pthread_mutex_t total_lock = PTHREAD_MUTEX_INITIALIZER;
+static long total;
+
+static void add(long v)
+{
+    pthread_mutex_lock(&total_lock);
+    total += v;
+    pthread_mutex_unlock(&total_lock);
+}
+
+static void add_maybe(long v, int locked)
+{
+    if (locked)
+        pthread_mutex_lock(&total_lock);
+    total += v;
+    if (locked)
+        pthread_mutex_unlock(&total_lock);
+}
+
+int main(void)
+{
+    struct queue q;
+    queue_init(&q);
+    queue_push(&q, 3);
+    add(queue_pop(&q));
+    add_maybe(1, 1);
+    printf("%ld\\n", total);
+    return 0;
+}
+""",
+    "queue.h": """\
+#include <pthread.h>
+struct queue {
+    pthread_mutex_t lock;
+    long items[8];
+    int n;
+};
+void queue_init(struct queue *q);
+void queue_push(struct queue *q, long v);
+long queue_pop(struct queue *q);
+""",
+    "queue.c": """\
+#include "queue.h"
+
+void queue_init(struct queue *q)
+{
+    q->n = 0;
+    pthread_mutex_init(&q->lock, NULL);
+}
+
+void queue_push(struct queue *q, long v)
+{
+    pthread_mutex_lock(&q->lock);
+    q->items[q->n++] = v;
+    pthread_mutex_unlock(&q->lock);
+}
+
+long queue_pop(struct queue *q)
+{
+    long v;
+    pthread_mutex_lock(&q->lock);
+    v = q->items[--q->n];
+    pthread_mutex_unlock(&q->lock);
+    return v;
+}
+""",
+}
+
+
+def _profile_for(sites: list[tuple[str, int, str]]) -> dict:
+    locks = []
+    for k, (file, line, algo) in enumerate(sites):
+        locks.append(
+            {
+                "site": {"file": file, "line": line},
+                "kind": "mutex",
+                "instances": 1 + k,
+                "acquisitions": 1000 * (k + 1),
+                "contended": 100,
+                "cs_percent": 20.0 + k,
+                "misses_per_cs": None,
+                "locality_estimate": {"extra_ns_per_cs": 150.0},
+                "recommendation": {"algorithm": algo, "reason": "test"},
+            }
+        )
+    return {"schema": "locktune-profile/1", "meta": {}, "totals": {}, "locks": locks}
+
+
+def test_second_rewrite_is_byte_identical(run_locktune, tmp_path):
+    """A rewrite of a rewritten tree, into a new folder or in place, with the same options
+    (a profile included), writes exactly the same files, locktune_config.h included: its
+    names, kinds, section counts, kept sections and profile comments are read back."""
+    src = tree(tmp_path / "src", IDEMPOTENT)
+    prof = tmp_path / "profile.json"
+    prof.write_text(json.dumps(_profile_for([("main.c", 6, "rcl"), ("queue.c", 6, "mcs")])))
+    out1, out2 = tmp_path / "out1", tmp_path / "out2"
+    opts = ["--profile", str(prof)]
+    res = run_locktune("rewrite", str(src), "--out", str(out1), *opts)
+    assert res.returncode == 0, res.stdout + res.stderr
+    header = (out1 / "locktune_config.h").read_text()
+    assert "total_lock (static initialiser)" in header
+    assert "q->lock (pthread_mutex_init)" in header
+    assert "2 critical sections: 1 extracted, 1 kept" in " ".join(
+        re.sub(r"\n\s*\* ?", " ", header).split()
+    )
+    res = run_locktune("rewrite", str(out1), "--out", str(out2), *opts)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert digest(out2) == digest(out1)
+    assert (out2 / "locktune_config.h").read_text() == header
+
+    # in place, on a git copy of the rewritten tree
+    copy = tmp_path / "copy"
+    shutil.copytree(out1, copy)
+    _git(copy, "init", "-q")
+    _git(copy, "add", ".")
+    _git(copy, "commit", "-qm", "x")
+    res = run_locktune("rewrite", "--in-place", str(copy), *opts)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert digest(copy) == digest(out1)
+
+    # without the profile the second time: the header keeps the first run's comments
+    out3 = tmp_path / "out3"
+    assert run_locktune("rewrite", str(out1), "--out", str(out3)).returncode == 0
+    assert digest(out3) == digest(out1)
+
+
+def test_rerun_with_a_profile_keeps_the_users_algorithm(run_locktune, tmp_path):
+    """An algorithm the user chose in the header (not the one the profile recommended)
+    survives a rerun with the profile; an entry left as recommended follows the profile."""
+    src = tree(tmp_path / "src", IDEMPOTENT)
+    prof = tmp_path / "profile.json"
+    prof.write_text(json.dumps(_profile_for([("main.c", 6, "rcl"), ("queue.c", 6, "mcs")])))
+    out1, out2 = tmp_path / "out1", tmp_path / "out2"
+    assert (
+        run_locktune("rewrite", str(src), "--out", str(out1), "--profile", str(prof)).returncode
+        == 0
+    )
+    h = out1 / "locktune_config.h"
+    h.write_text(h.read_text().replace('"total_lock", "rcl", 0}', '"total_lock", "ccsynch", -1}'))
+    prof.write_text(json.dumps(_profile_for([("main.c", 6, "rcl"), ("queue.c", 6, "ticket")])))
+    res = run_locktune("rewrite", str(out1), "--out", str(out2), "--profile", str(prof))
+    assert res.returncode == 0, res.stdout + res.stderr
+    text = (out2 / "locktune_config.h").read_text()
+    assert '"total_lock", "ccsynch", -1},' in text
+    assert '"q->lock", "ticket", -1},' in text
+
+
+def test_wrapper_functions_are_found_and_listed(run_locktune, tmp_path, cc):
+    """Wrapper functions of another file, named by nobody: one whose lock is written with its
+    parameter only (every file can name it), one that keeps statistics around its lock (not
+    a wrapper: a section run by lt_execute would skip them; listed with the reason)."""
+    src = tree(
+        tmp_path / "src",
+        {
+            "obj.h": "#include <pthread.h>\nstruct obj { pthread_mutex_t lock; long n; };\n"
+            "void obj_lock(struct obj *o);\nvoid obj_unlock(struct obj *o);\n"
+            "void counted_lock(struct obj *o);\nextern long lock_count;\n",
+            "obj.c": '#include "obj.h"\nlong lock_count;\n'
+            "void obj_lock(struct obj *o)\n{\n    pthread_mutex_lock(&o->lock);\n}\n"
+            "void obj_unlock(struct obj *o)\n{\n    pthread_mutex_unlock(&o->lock);\n}\n"
+            "void counted_lock(struct obj *o)\n{\n    pthread_mutex_lock(&o->lock);\n"
+            "    lock_count++;\n}\n",
+            "main.c": '#include <stdio.h>\n#include "obj.h"\n'
+            "static struct obj one = {PTHREAD_MUTEX_INITIALIZER, 0};\n"
+            "int main(void)\n{\n    for (int i = 0; i < 3; i++) {\n        obj_lock(&one);\n"
+            "        one.n += i;\n        obj_unlock(&one);\n    }\n    counted_lock(&one);\n"
+            "    one.n++;\n    obj_unlock(&one);\n"
+            '    printf("%ld %ld\\n", one.n, lock_count);\n    return 0;\n}\n',
+        },
+    )
+    out, rep_path = tmp_path / "o", tmp_path / "r.json"
+    res = run_locktune("rewrite", str(src), "--out", str(out), "--report", str(rep_path))
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert re.search(r"lock wrappers\s+obj_lock, obj_unlock\n", res.stdout), res.stdout
+    assert re.search(
+        r"not a wrapper\s+counted_lock: obj.c:11: counted_lock\(\) does more than lock "
+        r"\(line 14\)",
+        res.stdout,
+    ), res.stdout
+    rep = json.loads(rep_path.read_text())
+    assert rep["lock_wrappers"]["obj_lock"] == {
+        "role": "lock",
+        "origin": "obj.c:3",
+        "kind": "function",
+        "lock": "&o->lock",
+    }
+    assert "counted_lock" in rep["lock_wrappers_rejected"]
+    main = (out / "main.c").read_text()
+    assert "lt_execute(&(&one)->lock, main__cs1, &lt_cs1);" in main
+    from locktune import native
+
+    link = [*native.cflags(), *native.libs()]
+    exe = cc(tmp_path / "app", out / "main.c", out / "obj.c", flags=link)
+    res = subprocess.run([str(exe)], capture_output=True, text=True)
+    assert res.stdout == "4 1\n", res.stdout + res.stderr
 
 
 CONFIG_DEPENDENT = """\
