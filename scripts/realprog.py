@@ -130,12 +130,13 @@ RECIPES: dict[str, Recipe] = {
             marker="lib/common/threading.h",
             configure="true",
             # The multi-threaded library and CLI, the thread-pool test; flags through the
-            # environment (its Makefiles append to CPPFLAGS and LDFLAGS).
-            build='CPPFLAGS="$LT_CFLAGS" LDFLAGS="$LT_LIBS" make -j$JOBS lib-mt zstd-release '
-            '&& CPPFLAGS="$LT_CFLAGS" LDFLAGS="$LT_LIBS" make -C tests -j$JOBS datagen '
+            # environment (its Makefiles append to CPPFLAGS and LDFLAGS).  Its links put
+            # LDFLAGS before the objects, and this gcc links --as-needed: --no-as-needed.
+            build='CPPFLAGS="$LT_CFLAGS" LDFLAGS="-Wl,--no-as-needed $LT_LIBS" make -j$JOBS lib-mt zstd-release '
+            '&& CPPFLAGS="$LT_CFLAGS" LDFLAGS="-Wl,--no-as-needed $LT_LIBS" make -C tests -j$JOBS datagen '
             "poolTests",
             # Its `make check` (the CLI round trips, multi-threaded among them) and the pool.
-            test='export CPPFLAGS="$LT_CFLAGS" LDFLAGS="$LT_LIBS"; '
+            test='export CPPFLAGS="$LT_CFLAGS" LDFLAGS="-Wl,--no-as-needed $LT_LIBS"; '
             "make -C tests test-pool && make -C tests shortest",
             clean="make clean",
             covers=(
