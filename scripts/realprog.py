@@ -26,12 +26,14 @@ scripts/memcached.py (it also profiles and benchmarks); this runner reuses its h
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import json
 import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -58,7 +60,29 @@ _MC = _memcached_module()
 Failed = _MC.Failed
 locktune = _MC.locktune
 copy_tree = _MC.copy_tree  # keeps timestamps: make does not rerun automake in a copy
-run_bounded = _MC._run_bounded  # (status or None past the timeout, output, seconds)
+
+
+def run_bounded(cmd: list[str], cwd: Path, env: dict | None, timeout: float, log: Path):
+    """(exit status or None when it ran past timeout, output, seconds).  The output goes to
+    log as it comes, so what a hung run printed is kept; past the timeout the command and
+    whatever it started are killed."""
+    t0 = time.monotonic()
+    with open(log, "w") as out:
+        proc = subprocess.Popen(
+            cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        try:
+            rc = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            rc = None
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    text = log.read_text(errors="replace")
+    if rc is None:
+        text += f"\n[realprog: killed after {timeout:.0f} s]\n"
+        log.write_text(text)
+    return rc, text, time.monotonic() - t0
 
 
 @dataclass(frozen=True)
@@ -175,8 +199,7 @@ def say(msg: str) -> None:
 def shell(cmd: str, cwd: Path, env: dict, log: Path, timeout: float = 3600) -> float:
     """Run one recipe line (printed first); raise Failed with the tail of its output."""
     say(f"$ (cd {cwd} && {cmd})")
-    rc, out, wall = run_bounded(["bash", "-c", cmd], cwd, env, timeout)
-    log.write_text(out)
+    rc, out, wall = run_bounded(["bash", "-c", cmd], cwd, env, timeout, log)
     if rc != 0:
         tail = "\n".join(out.strip().splitlines()[-25:])
         why = f"ran longer than {timeout:.0f} s" if rc is None else f"exited {rc}"
@@ -259,8 +282,7 @@ def rewrite(recipe: Recipe, work: Path) -> dict:
     cmd = [locktune(), "rewrite", "--compile-commands", str(tree / "compile_commands.json")]
     cmd += ["--out", str(out), "--report", str(report), str(tree)]
     say("$ " + shlex.join(cmd))
-    rc, output, wall = run_bounded(cmd, ROOT, None, 3600)
-    (work / "rewrite.log").write_text(output)
+    rc, output, wall = run_bounded(cmd, ROOT, None, 3600, work / "rewrite.log")
     print(output, end="")
     rec: dict = {"exit": rc, "wall_s": round(wall, 1)}
     if report.exists():
@@ -324,7 +346,7 @@ def build_rewritten(recipe: Recipe, work: Path) -> dict:
         raise Failed(f"{tree}: no rewritten tree (the rewrite wrote nothing)")
     env = step_env(recipe, rewritten=True)
     say(f"$ (cd {tree} && {recipe.clean})  # the original's build products")
-    run_bounded(["bash", "-c", recipe.clean], tree, env, 600)
+    run_bounded(["bash", "-c", recipe.clean], tree, env, 600, work / "rewritten-clean.log")
     (tree / "compile_commands.json").unlink(missing_ok=True)
     t = shell(recipe.configure, tree, env, work / "rewritten-configure.log")
     t += shell(recipe.build, tree, env, work / "rewritten-build.log")
@@ -344,9 +366,10 @@ def run_tests(
         baseline = json.loads(prev.read_text()) if prev.exists() else None
     env = step_env(recipe, rewritten=tree == "rewritten", algo=algo)
     label = algo or tree
-    say(f"$ (cd {path} && LOCKTUNE_ALGO={env.get('LOCKTUNE_ALGO', '')} {recipe.test})")
-    rc, out, wall = run_bounded(["bash", "-c", recipe.test], path, env, recipe.test_timeout)
-    (work / f"test-{label}.log").write_text(out)
+    algo_env = f"LOCKTUNE_ALGO={env['LOCKTUNE_ALGO']} " if algo else ""
+    say(f"$ (cd {path} && {algo_env}bash -c {shlex.quote(recipe.test)})")
+    log = work / f"test-{label}.log"
+    rc, out, wall = run_bounded(["bash", "-c", recipe.test], path, env, recipe.test_timeout, log)
     rec = {"wall_s": round(wall, 1), "exit": rc}
     if rc == 0:
         rec["status"] = "ok"
@@ -435,7 +458,7 @@ def table(results: dict[str, dict], out_dir: Path) -> Path:
     }
     (out_dir / "programs.json").write_text(json.dumps(doc, indent=1) + "\n")
     head = ["program", "files (rewritten/failed)", "sections", "extracted", "kept", "rewrite s"]
-    head += ["build", "tests original"] + ALGORITHMS
+    head += ["build original", "build rewritten", "tests original"] + ALGORITHMS
     rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     reasons = []
     for name, r in results.items():
@@ -459,6 +482,7 @@ def table(results: dict[str, dict], out_dir: Path) -> Path:
                     f"{s.get('extracted', '-')}{share}",
                     str(s.get("kept", "-")),
                     f"{rw.get('wall_s', '-')} (exit {rw.get('exit', '-')})",
+                    cell("build-original"),
                     cell("build-rewritten"),
                     cell("test-original"),
                 ]
