@@ -105,6 +105,7 @@ class Recipe:
     # The tests print TAP (`ok N - name`, `not ok N - name`): judged case by case against the
     # original's run, which may have cases that cannot pass here (no network, root).
     tap: bool = False
+    needs_network: tuple[str, ...] = ()  # TAP cases not judged (listed in the record)
     env: dict[str, str] = field(default_factory=dict)  # for every step, both trees
 
 
@@ -144,6 +145,9 @@ RECIPES: dict[str, Recipe] = {
             "exec setpriv --reuid=nobody --regid=nogroup --clear-groups env HOME=/tmp "
             "_build/uv_run_tests_a; else exec _build/uv_run_tests_a; fi",
             tap=True,
+            # These connect to outside addresses (1.2.3.4, 8.8.8.8): their outcome depends on
+            # the network, which the test machines do not have; not judged.
+            needs_network=("tcp_close_while_connecting", "tcp_connect_timeout"),
             clean="rm -rf _build",
             covers=("CMake", "locking through the project's own wrappers (uv_mutex_lock)"),
             env={"UV_TEST_TIMEOUT_MULTIPLIER": "2"},
@@ -354,6 +358,27 @@ def build_rewritten(recipe: Recipe, work: Path) -> dict:
     return {"wall_s": round(t, 1)}
 
 
+def judge_tap(recipe: Recipe, rec: dict, baseline: dict | None) -> dict:
+    """A TAP run's status from its cases: the baseline (no baseline given) is ok when at least
+    95% of its cases pass; another run is ok when every case that passes on the baseline
+    passes.  The cases of `needs_network` are not judged."""
+    skip = set(recipe.needs_network)
+    failing = [c for c in rec["failing_cases"] if c not in skip]
+    rec["not_judged"] = sorted(skip & set(rec["failing_cases"] + rec["passing_cases"]))
+    if rec["status"] == "timed out" or not rec["cases"]:
+        return rec
+    if baseline is None:
+        ok = len(rec["passing_cases"]) >= 0.95 * rec["cases"]
+        rec["status"] = "ok" if ok else "cases failed"
+        rec["tail"] = [f"not ok: {c}" for c in failing]
+        return rec
+    lost = sorted(set(baseline["passing_cases"]) - set(rec["passing_cases"]) - skip)
+    rec["regressions"] = lost
+    rec["status"] = "ok" if not lost else "regressions"
+    rec["tail"] = [f"passes on the original, not here: {c}" for c in lost]
+    return rec
+
+
 def run_tests(
     recipe: Recipe, work: Path, tree: str, algo: str | None, baseline: dict | None = None
 ) -> dict:
@@ -382,16 +407,7 @@ def run_tests(
         rec["cases"] = len(cases)
         rec["failing_cases"] = sorted(c for c, ok in cases.items() if not ok)
         rec["passing_cases"] = sorted(c for c, ok in cases.items() if ok)
-        if rec["status"] == "failed" and cases:
-            rec["status"] = "cases failed"
-            rec["tail"] = [f"not ok: {c}" for c in rec["failing_cases"]]
-            if baseline is None and len(rec["passing_cases"]) >= 0.95 * len(cases):
-                rec["status"] = "ok"  # the baseline; its failing cases are listed
-        if baseline is not None and baseline.get("passing_cases"):
-            lost = sorted(set(baseline["passing_cases"]) - set(rec["passing_cases"]))
-            rec["regressions"] = lost
-            rec["status"] = "ok" if not lost and rec["status"] != "timed out" else "regressions"
-            rec["tail"] = [f"passes on the original, not here: {c}" for c in lost]
+        judge_tap(recipe, rec, baseline)
     (work / f"test-{label}.json").write_text(json.dumps(rec, indent=1) + "\n")
     say(f"{recipe.name}: tests ({label}): {rec['status']} in {rec['wall_s']} s")
     return rec
@@ -443,6 +459,20 @@ def run_all(recipe: Recipe, work: Path, algorithms: list[str], rebuild: bool = F
             timed(f"test-{algo}", run_tests, recipe, work, "rewritten", algo, base)
     result["wall_s"] = round(time.monotonic() - t0, 1)
     (work / "result.json").write_text(json.dumps(result, indent=1) + "\n")
+    return result
+
+
+def rejudge(recipe: Recipe, result: dict) -> dict:
+    """A TAP recipe's test records judged again from their cases by today's rule (the cases
+    are kept in each record): a record made before a rule changed reads as the rule says."""
+    steps = result.get("steps", {})
+    base = steps.get("test-original")
+    if not recipe.tap or not base or "passing_cases" not in base:
+        return result
+    judge_tap(recipe, base, None)
+    for name, rec in steps.items():
+        if name.startswith("test-") and name != "test-original" and "passing_cases" in rec:
+            judge_tap(recipe, rec, base)
     return result
 
 
@@ -529,7 +559,7 @@ def main() -> int:
         for name in RECIPES:
             p = default_work(name) / "result.json"
             if p.exists():
-                found[name] = json.loads(p.read_text())
+                found[name] = rejudge(RECIPES[name], json.loads(p.read_text()))
         print(table(found, args.results))
         return 0
     if args.program not in [*RECIPES, "all"] or (args.program == "all" and args.step != "all"):
