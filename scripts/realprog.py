@@ -530,7 +530,11 @@ def table(results: dict[str, dict], out_dir: Path) -> Path:
         for reason, n in sorted((s.get("kept_reasons") or {}).items(), key=lambda kv: -kv[1]):
             reasons.append(f"| {name} | {n} | {reason} |")
     md = ["# Real programs: rewrite and own tests per algorithm", ""]
-    md += [f"Made by `{doc['command']}` (docs/e2e.md).", ""] + rows
+    md += [
+        f"Made by `{doc['command']}` (docs/e2e.md) on {doc['machine'].get('usable_cpus')} "
+        "CPUs; each cell: status (seconds).  What fails and why: [findings.md](findings.md).",
+        "",
+    ] + rows
     if reasons:
         md += ["", "Kept sections by reason:", "", "| program | kept | reason |", "|---|---|---|"]
         md += reasons
