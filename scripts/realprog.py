@@ -1,0 +1,609 @@
+#!/usr/bin/env python3
+"""Real programs from Debian source packages, end to end (issue 11, item 7): one generic runner
+and one small recipe per program.  Each program is fetched with `apt-get source`, built by its
+own build system under `bear` (the original), rewritten by `locktune rewrite` with nothing but
+its `compile_commands.json`, built again by its own build system with `locktune flags`, and
+its own tests run on the original and under each lock algorithm.
+
+    scripts/realprog.py list                          the recipes and what each covers
+    scripts/realprog.py fetch           PROG          apt-get source -> build/realprog/PROG/source
+    scripts/realprog.py build-original  PROG [-w W]   configure + `bear -- BUILD`: W/original
+    scripts/realprog.py rewrite         PROG [-w W]   locktune rewrite: W/rewritten, W/rewrite.json
+    scripts/realprog.py build-rewritten PROG [-w W]   clean, configure and build with locktune flags
+    scripts/realprog.py test            PROG [-w W]   its own tests: --tree original|rewritten,
+                                                      --algo X (LOCKTUNE_ALGO=default=X)
+    scripts/realprog.py all             PROG|all      every step, its tests under each algorithm;
+                                                      W/result.json
+    scripts/realprog.py table                         bench/results/realprog/ from each result.json
+
+W defaults to build/realprog/PROG/work.  The sources are fetched once (deb-src entries:
+`scripts/bootstrap --deb-src`) and never committed.  The rewrite gets no per-program option:
+`--compile-commands`, `--out`, `--report` and the tree, nothing else.  Every command is printed
+before it runs (`realprog: $ ...`).  The recipe of memcached, the first real program, stays in
+scripts/memcached.py (it also profiles and benchmarks); this runner reuses its helpers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.util
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CACHE = ROOT / "build" / "realprog"
+RESULTS = ROOT / "bench" / "results" / "realprog"
+JOBS = str(os.cpu_count() or 2)
+ALGORITHMS = ["posix", "mcs", "shfl-block", "ccsynch", "rcl"]
+
+
+def _memcached_module():
+    spec = importlib.util.spec_from_file_location(
+        "memcached_recipe", ROOT / "scripts" / "memcached.py"
+    )
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+_MC = _memcached_module()
+Failed = _MC.Failed
+locktune = _MC.locktune
+copy_tree = _MC.copy_tree  # keeps timestamps: make does not rerun automake in a copy
+
+
+def run_bounded(cmd: list[str], cwd: Path, env: dict | None, timeout: float, log: Path):
+    """(exit status or None when it ran past timeout, output, seconds).  The output goes to
+    log as it comes, so what a hung run printed is kept; past the timeout the command and
+    whatever it started are killed."""
+    t0 = time.monotonic()
+    with open(log, "w") as out:
+        proc = subprocess.Popen(
+            cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        try:
+            rc = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            rc = None
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    text = log.read_text(errors="replace")
+    if rc is None:
+        text += f"\n[realprog: killed after {timeout:.0f} s]\n"
+        log.write_text(text)
+    return rc, text, time.monotonic() - t0
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How one program builds and tests itself.  Commands are shell lines run at the tree's
+    root; `$LT_CFLAGS` and `$LT_LIBS` hold `locktune flags --cflags` / `--libs` for the
+    rewritten tree and are empty for the original, and `$JOBS` the machine's CPU count.
+    `build` runs under `bear` for the original; `clean` removes the original's build products
+    from the rewritten copy (a failure there is ignored)."""
+
+    name: str
+    package: str  # the Debian source package
+    marker: str  # a file at the root of the unpacked tree
+    configure: str
+    build: str
+    test: str
+    clean: str
+    covers: tuple[str, ...]
+    test_timeout: float = 600
+    # The tests print TAP (`ok N - name`, `not ok N - name`): judged case by case against the
+    # original's run, which may have cases that cannot pass here (no network, root).
+    tap: bool = False
+    needs_network: tuple[str, ...] = ()  # TAP cases not judged (listed in the record)
+    env: dict[str, str] = field(default_factory=dict)  # for every step, both trees
+
+
+RECIPES: dict[str, Recipe] = {
+    r.name: r
+    for r in [
+        Recipe(
+            name="xz-utils",
+            package="xz-utils",
+            marker="src/liblzma/common/stream_encoder_mt.c",
+            # In-tree autotools build: src/liblzma/* reach the generated config.h by -I../..
+            # The link flags go in LDFLAGS: configure writes LIBS into liblzma.pc with a sed
+            # whose separator is a comma, which `-Wl,-rpath,DIR` contains.
+            configure="./configure --disable-nls --disable-doc --disable-static "
+            'CPPFLAGS="$LT_CFLAGS" LDFLAGS="$LT_LIBS"',
+            build="make -j$JOBS",
+            test="make -j$JOBS check",
+            clean="make distclean",
+            covers=(
+                "autotools, sources in several folders, generated config.h reached by a "
+                "relative -I",
+                "locking through the project's own wrappers (mythread_mutex_lock, mythread_sync)",
+            ),
+        ),
+        Recipe(
+            name="libuv1",
+            package="libuv1",
+            marker="src/unix/thread.c",
+            configure="cmake -S . -B _build -DLIBUV_BUILD_TESTS=ON "
+            "-DCMAKE_BUILD_TYPE=RelWithDebInfo "
+            '-DCMAKE_C_FLAGS="$LT_CFLAGS" -DCMAKE_C_STANDARD_LIBRARIES="$LT_LIBS"',
+            build="cmake --build _build -j$JOBS",
+            # Its whole suite, each test in a child process (as Debian's build runs it).
+            # It refuses to run as root: then as nobody, in a tree nobody owns.
+            # From the tree's root (test/fixtures), as ctest runs it.
+            test="if [ $(id -u) = 0 ]; then chown -R nobody:nogroup . && "
+            "exec setpriv --reuid=nobody --regid=nogroup --clear-groups env HOME=/tmp "
+            "_build/uv_run_tests_a; else exec _build/uv_run_tests_a; fi",
+            tap=True,
+            # These connect to outside addresses (1.2.3.4, 8.8.8.8): their outcome depends on
+            # the network, which the test machines do not have; not judged.
+            needs_network=("tcp_close_while_connecting", "tcp_connect_timeout"),
+            clean="rm -rf _build",
+            covers=("CMake", "locking through the project's own wrappers (uv_mutex_lock)"),
+            env={"UV_TEST_TIMEOUT_MULTIPLIER": "2"},
+        ),
+        Recipe(
+            name="zstd",
+            package="libzstd",
+            marker="lib/common/threading.h",
+            configure="true",
+            # The multi-threaded library and CLI, the thread-pool test; flags through the
+            # environment (its Makefiles append to CPPFLAGS and LDFLAGS).  Its links put
+            # LDFLAGS before the objects, and this gcc links --as-needed: --no-as-needed.
+            build='CPPFLAGS="$LT_CFLAGS" LDFLAGS="-Wl,--no-as-needed $LT_LIBS" make -j$JOBS lib-mt zstd-release '
+            '&& CPPFLAGS="$LT_CFLAGS" LDFLAGS="-Wl,--no-as-needed $LT_LIBS" make -C tests -j$JOBS datagen '
+            "poolTests",
+            # Its `make check` (the CLI round trips, multi-threaded among them) and the pool.
+            test='export CPPFLAGS="$LT_CFLAGS" LDFLAGS="-Wl,--no-as-needed $LT_LIBS"; '
+            "make -C tests test-pool && make -C tests shortest",
+            clean="make clean",
+            test_timeout=1200,  # about 3.5 minutes on 2 vCPUs; 10 on a loaded machine
+            covers=(
+                "plain Makefiles, sources in several folders",
+                "locking through the project's own wrapper macros (ZSTD_pthread_mutex_lock)",
+            ),
+        ),
+        Recipe(
+            name="sqlite3",
+            package="sqlite3",
+            marker="tool/mksqlite3c.tcl",
+            # The amalgamation build (sqlite3.c, about 250,000 lines), as Debian ships it.
+            configure="./configure --enable-threadsafe --disable-static "
+            "--with-tcl=/usr/lib/tcl8.6 "
+            'CPPFLAGS="$LT_CFLAGS" LIBS="$LT_LIBS"',
+            build="make -j$JOBS sqlite3.c && make -j$JOBS libsqlite3.la sqlite3 testfixture",
+            # Its threaded and mutex tests and a few core ones, by its own tcl harness.
+            test="for t in mutex1 mutex2 thread001 thread002 thread003 thread004 thread005 "
+            "thread1 thread2 select1 insert trans; do "
+            "./testfixture test/$t.test || exit 1; done",
+            clean="make distclean",
+            covers=(
+                "a translation unit over 100,000 lines (the amalgamation sqlite3.c)",
+                "locking through the project's own mutex layer (sqlite3_mutex_enter)",
+                "autotools",
+            ),
+        ),
+    ]
+}
+
+
+def say(msg: str) -> None:
+    print(f"realprog: {msg}", file=sys.stderr, flush=True)
+
+
+def shell(cmd: str, cwd: Path, env: dict, log: Path, timeout: float = 3600) -> float:
+    """Run one recipe line (printed first); raise Failed with the tail of its output."""
+    say(f"$ (cd {cwd} && {cmd})")
+    rc, out, wall = run_bounded(["bash", "-c", cmd], cwd, env, timeout, log)
+    if rc != 0:
+        tail = "\n".join(out.strip().splitlines()[-25:])
+        why = f"ran longer than {timeout:.0f} s" if rc is None else f"exited {rc}"
+        raise Failed(f"`{cmd}` in {cwd} {why} (log: {log})\n{tail}")
+    return wall
+
+
+def step_env(recipe: Recipe, rewritten: bool, algo: str | None = None) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LOCKTUNE_")}
+    env.pop("LD_PRELOAD", None)
+    env.update(recipe.env, JOBS=JOBS, LT_CFLAGS="", LT_LIBS="")
+    if rewritten:
+        lt = locktune()
+        flags = subprocess.run([lt, "flags", "--cflags"], capture_output=True, text=True)
+        libs = subprocess.run([lt, "flags", "--libs"], capture_output=True, text=True)
+        env["LT_CFLAGS"], env["LT_LIBS"] = flags.stdout.strip(), libs.stdout.strip()
+    if algo:
+        env["LOCKTUNE_ALGO"] = f"default={algo}"
+    return env
+
+
+def default_work(name: str) -> Path:
+    return CACHE / name / "work"
+
+
+def _trees(src: Path, marker: str) -> list[Path]:
+    """The unpacked trees under src (each holds marker)."""
+    if not src.exists():
+        return []
+    return sorted(src / p.relative_to(src).parts[0] for p in src.glob(f"*/{marker}"))
+
+
+def fetch(recipe: Recipe) -> Path:
+    """The Debian source tree (patches applied), fetched once."""
+    src = CACHE / recipe.name / "source"
+    trees = _trees(src, recipe.marker)
+    if trees:
+        return trees[-1]
+    src.mkdir(parents=True, exist_ok=True)
+    say(f"$ (cd {src} && apt-get source {recipe.package})")
+    res = subprocess.run(
+        ["apt-get", "source", recipe.package], cwd=src, capture_output=True, text=True
+    )
+    trees = _trees(src, recipe.marker)
+    if res.returncode != 0 or not trees:
+        why = " ".join((res.stderr or res.stdout).split())[-300:]
+        raise Failed(
+            f"apt-get source {recipe.package} failed ({why}); enable deb-src entries with "
+            "`scripts/bootstrap --deb-src`"
+        )
+    return trees[-1]
+
+
+def build_original(recipe: Recipe, work: Path) -> dict:
+    tree = work / "original"
+    work.mkdir(parents=True, exist_ok=True)
+    source = fetch(recipe)
+    say(f"copying {source} -> {tree}")
+    copy_tree(source, tree)
+    env = step_env(recipe, rewritten=False)
+    t = shell(recipe.configure, tree, env, work / "original-configure.log")
+    t += shell(
+        f"bear -- bash -c {shlex.quote(recipe.build)}", tree, env, work / "original-build.log"
+    )
+    cc = tree / "compile_commands.json"
+    if not cc.exists() or not json.loads(cc.read_text()):
+        raise Failed(f"{tree}: bear wrote no compile commands")
+    rec = {"wall_s": round(t, 1), "compile_commands": len(json.loads(cc.read_text()))}
+    (work / "build-original.json").write_text(json.dumps(rec) + "\n")
+    return rec
+
+
+def rewrite(recipe: Recipe, work: Path) -> dict:
+    """locktune rewrite with the compile commands and nothing else; the report is kept
+    (W/rewrite.json) whatever the exit status, and summarised."""
+    tree, out, report = work / "original", work / "rewritten", work / "rewrite.json"
+    report.unlink(missing_ok=True)
+    if out.exists() and not (out / "locktune_config.h").exists():
+        shutil.rmtree(out)
+    cmd = [locktune(), "rewrite", "--compile-commands", str(tree / "compile_commands.json")]
+    cmd += ["--out", str(out), "--report", str(report), str(tree)]
+    say("$ " + shlex.join(cmd))
+    rc, output, wall = run_bounded(cmd, ROOT, None, 3600, work / "rewrite.log")
+    print(output, end="")
+    rec: dict = {"exit": rc, "wall_s": round(wall, 1)}
+    if report.exists():
+        rep = json.loads(report.read_text())
+        s = rep.get("summary", {})
+        rec["summary"] = {
+            k: s.get(k)
+            for k in (
+                "files",
+                "files_rewritten",
+                "files_failed",
+                "sections",
+                "extracted",
+                "kept",
+                "kept_reasons",
+                "sites",
+                "fragments",
+                "token_fallbacks",
+                "elapsed_s",
+                "phases_s",
+            )
+            if k in s
+        }
+        rec["lock_wrappers"] = sorted(rep.get("lock_wrappers") or {})
+        rec["failed_files"] = [
+            {"file": f["file"], "error": f.get("error")}
+            for f in rep.get("files", [])
+            if f.get("status") == "failed"
+        ]
+        rec["diagnostics"] = rep.get("diagnostics", [])[:50]
+    else:
+        rec["summary"] = None
+    for line in summary_lines(recipe.name, rec):
+        say(line)
+    return rec
+
+
+def summary_lines(name: str, rec: dict) -> list[str]:
+    s = rec.get("summary")
+    lines = [f"{name}: rewrite exited {rec['exit']} after {rec['wall_s']} s"]
+    if not s:
+        return lines + [f"{name}: no report written"]
+    share = f" ({100 * s['extracted'] / s['sections']:.0f}%)" if s.get("sections") else ""
+    lines.append(
+        f"{name}: {s.get('files')} files, {s.get('files_rewritten')} rewritten, "
+        f"{s.get('files_failed')} failed; sections {s.get('sections')} found, "
+        f"{s.get('extracted')} extracted{share}, {s.get('kept')} kept; sites {s.get('sites')}"
+    )
+    for reason, n in sorted((s.get("kept_reasons") or {}).items(), key=lambda kv: -kv[1]):
+        lines.append(f"{name}:   kept {n:4}  {reason}")
+    if rec.get("lock_wrappers"):
+        lines.append(f"{name}: lock wrappers found: {', '.join(rec['lock_wrappers'])}")
+    for f in rec.get("failed_files", [])[:20]:
+        lines.append(f"{name}:   failed {f['file']}: {f['error']}")
+    return lines
+
+
+def build_rewritten(recipe: Recipe, work: Path) -> dict:
+    tree = work / "rewritten"
+    if not (tree / "locktune_config.h").exists():
+        raise Failed(f"{tree}: no rewritten tree (the rewrite wrote nothing)")
+    env = step_env(recipe, rewritten=True)
+    say(f"$ (cd {tree} && {recipe.clean})  # the original's build products")
+    run_bounded(["bash", "-c", recipe.clean], tree, env, 600, work / "rewritten-clean.log")
+    (tree / "compile_commands.json").unlink(missing_ok=True)
+    t = shell(recipe.configure, tree, env, work / "rewritten-configure.log")
+    t += shell(recipe.build, tree, env, work / "rewritten-build.log")
+    return {"wall_s": round(t, 1)}
+
+
+def judge_tap(recipe: Recipe, rec: dict, baseline: dict | None) -> dict:
+    """A TAP run's status from its cases: the baseline (no baseline given) is ok when at least
+    95% of its cases pass; another run is ok when every case that passes on the baseline
+    passes.  The cases of `needs_network` are not judged."""
+    skip = set(recipe.needs_network)
+    failing = [c for c in rec["failing_cases"] if c not in skip]
+    rec["not_judged"] = sorted(skip & set(rec["failing_cases"] + rec["passing_cases"]))
+    if rec["status"] == "timed out" or not rec["cases"]:
+        return rec
+    if baseline is None:
+        ok = len(rec["passing_cases"]) >= 0.95 * rec["cases"]
+        rec["status"] = "ok" if ok else "cases failed"
+        rec["tail"] = [f"not ok: {c}" for c in failing]
+        return rec
+    lost = sorted(set(baseline["passing_cases"]) - set(rec["passing_cases"]) - skip)
+    rec["regressions"] = lost
+    rec["status"] = "ok" if not lost else "regressions"
+    rec["tail"] = [f"passes on the original, not here: {c}" for c in lost]
+    return rec
+
+
+def run_tests(
+    recipe: Recipe, work: Path, tree: str, algo: str | None, baseline: dict | None = None
+) -> dict:
+    """Its own tests in W/TREE; status ok or failed, with the output's tail.  TAP recipes:
+    the original is the baseline (ok when at least 95% of its cases pass, the others listed:
+    they need what this machine lacks), a rewritten tree is ok when every case that passed
+    on the baseline passes."""
+    path = work / tree
+    if recipe.tap and baseline is None and tree == "rewritten":
+        prev = work / "test-original.json"
+        baseline = json.loads(prev.read_text()) if prev.exists() else None
+    env = step_env(recipe, rewritten=tree == "rewritten", algo=algo)
+    label = algo or tree
+    algo_env = f"LOCKTUNE_ALGO={env['LOCKTUNE_ALGO']} " if algo else ""
+    say(f"$ (cd {path} && {algo_env}bash -c {shlex.quote(recipe.test)})")
+    log = work / f"test-{label}.log"
+    rc, out, wall = run_bounded(["bash", "-c", recipe.test], path, env, recipe.test_timeout, log)
+    rec = {"wall_s": round(wall, 1), "exit": rc}
+    if rc == 0:
+        rec["status"] = "ok"
+    else:
+        rec["status"] = "timed out" if rc is None else "failed"
+        rec["tail"] = out.strip().splitlines()[-15:]
+    if recipe.tap:
+        cases = {m[2].strip(): not m[1] for m in re.finditer(r"^(not )?ok \d+ - (.+)$", out, re.M)}
+        rec["cases"] = len(cases)
+        rec["failing_cases"] = sorted(c for c, ok in cases.items() if not ok)
+        rec["passing_cases"] = sorted(c for c, ok in cases.items() if ok)
+        judge_tap(recipe, rec, baseline)
+    (work / f"test-{label}.json").write_text(json.dumps(rec, indent=1) + "\n")
+    say(f"{recipe.name}: tests ({label}): {rec['status']} in {rec['wall_s']} s")
+    return rec
+
+
+def run_all(recipe: Recipe, work: Path, algorithms: list[str], rebuild: bool = False) -> dict:
+    """Every step; a failed step is recorded (with its message) and stops what needs it.
+    W/result.json is the record the table is made from."""
+    result: dict = {"program": recipe.name, "package": recipe.package, "covers": recipe.covers}
+    result["source"] = None
+    steps = result["steps"] = {}
+
+    def timed(name, fn, *args):
+        t0 = time.monotonic()
+        try:
+            rec = fn(*args)
+            rec = rec if isinstance(rec, dict) else {}
+            rec.setdefault("status", "ok")
+        except Failed as e:
+            rec = {"status": "failed", "error": str(e)}
+            say(f"{recipe.name}: {name} failed: {e}")
+        rec.setdefault("wall_s", round(time.monotonic() - t0, 1))
+        steps[name] = rec
+        (work / "result.json").write_text(json.dumps(result, indent=1) + "\n")
+        return rec["status"] == "ok"
+
+    work.mkdir(parents=True, exist_ok=True)
+    t0 = time.monotonic()
+    if not timed("fetch", lambda: {"tree": str(fetch(recipe))}):
+        return result
+    result["source"] = Path(steps["fetch"]["tree"]).name
+    if (work / "original" / "compile_commands.json").exists() and not rebuild:
+        say(f"{recipe.name}: reusing the original built in {work / 'original'} (--rebuild)")
+        prev = work / "build-original.json"
+        steps["build-original"] = {
+            **(json.loads(prev.read_text()) if prev.exists() else {}),
+            "status": "ok",
+            "reused": True,
+        }
+    elif not timed("build-original", build_original, recipe, work):
+        return result
+    timed("test-original", run_tests, recipe, work, "original", None)
+    rec = rewrite(recipe, work)
+    rec["status"] = "ok" if rec["exit"] == 0 else "failed"
+    steps["rewrite"] = rec
+    if timed("build-rewritten", build_rewritten, recipe, work):
+        for algo in algorithms:
+            base = steps.get("test-original") if recipe.tap else None
+            timed(f"test-{algo}", run_tests, recipe, work, "rewritten", algo, base)
+    result["wall_s"] = round(time.monotonic() - t0, 1)
+    (work / "result.json").write_text(json.dumps(result, indent=1) + "\n")
+    return result
+
+
+def rejudge(recipe: Recipe, result: dict) -> dict:
+    """A TAP recipe's test records judged again from their cases by today's rule (the cases
+    are kept in each record): a record made before a rule changed reads as the rule says."""
+    steps = result.get("steps", {})
+    base = steps.get("test-original")
+    if not recipe.tap or not base or "passing_cases" not in base:
+        return result
+    judge_tap(recipe, base, None)
+    for name, rec in steps.items():
+        if name.startswith("test-") and name != "test-original" and "passing_cases" in rec:
+            judge_tap(recipe, rec, base)
+    return result
+
+
+def table(results: dict[str, dict], out_dir: Path) -> Path:
+    """bench/results/realprog/: programs.json (each result) and programs.md (the table)."""
+    sys.path.insert(0, str(ROOT))
+    from locktune import machine
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    doc = {
+        "command": "scripts/realprog.py all all && scripts/realprog.py table",
+        "machine": machine.describe(),
+        "programs": results,
+    }
+    (out_dir / "programs.json").write_text(json.dumps(doc, indent=1) + "\n")
+    head = ["program", "files (rewritten/failed)", "sections", "extracted", "kept", "rewrite s"]
+    head += ["build original", "build rewritten", "tests original"] + ALGORITHMS
+    rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    reasons = []
+    for name, r in results.items():
+        st = r.get("steps", {})
+        rw = st.get("rewrite") or {}
+        s = rw.get("summary") or {}
+
+        def cell(step, st=st):
+            x = st.get(step)
+            if x is None:
+                return "-"
+            text = f"{x['status']} ({x.get('wall_s', 0):.0f} s)"
+            if x.get("earlier"):
+                e = x["earlier"]
+                text += f"; first run: {e['status']} ({e.get('wall_s', 0):.0f} s)"
+            return text
+
+        share = f" ({100 * s['extracted'] / s['sections']:.0f}%)" if s.get("sections") else ""
+        rows.append(
+            "| "
+            + " | ".join(
+                [
+                    f"{name} ({r.get('source') or '?'})",
+                    f"{s.get('files', '-')} ({s.get('files_rewritten', '-')}/"
+                    f"{s.get('files_failed', '-')})",
+                    str(s.get("sections", "-")),
+                    f"{s.get('extracted', '-')}{share}",
+                    str(s.get("kept", "-")),
+                    f"{rw.get('wall_s', '-')} (exit {rw.get('exit', '-')})",
+                    cell("build-original"),
+                    cell("build-rewritten"),
+                    cell("test-original"),
+                ]
+                + [cell(f"test-{a}") for a in ALGORITHMS]
+            )
+            + " |"
+        )
+        for reason, n in sorted((s.get("kept_reasons") or {}).items(), key=lambda kv: -kv[1]):
+            reasons.append(f"| {name} | {n} | {reason} |")
+    md = ["# Real programs: rewrite and own tests per algorithm", ""]
+    md += [
+        f"Made by `{doc['command']}` (docs/e2e.md) on {doc['machine'].get('usable_cpus')} "
+        "CPUs; each cell: status (seconds).  What fails and why: [findings.md](findings.md).",
+        "",
+    ] + rows
+    if reasons:
+        md += ["", "Kept sections by reason:", "", "| program | kept | reason |", "|---|---|---|"]
+        md += reasons
+    (out_dir / "programs.md").write_text("\n".join(md) + "\n")
+    return out_dir
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    steps = ["list", "fetch", "build-original", "rewrite", "build-rewritten", "test", "all"]
+    ap.add_argument("step", choices=[*steps, "table"])
+    ap.add_argument("program", nargs="?", help="a recipe's name (`all`: every recipe)")
+    ap.add_argument("-w", "--work", type=Path, help="work directory (build/realprog/PROG/work)")
+    ap.add_argument("--tree", choices=["original", "rewritten"], default="rewritten")
+    ap.add_argument("--algo", help="test: LOCKTUNE_ALGO=default=ALGO")
+    ap.add_argument("--algos", default=",".join(ALGORITHMS), help="all: the algorithms")
+    ap.add_argument("--rebuild", action="store_true", help="all: build the original again")
+    ap.add_argument("--results", type=Path, default=RESULTS, help="table: output folder")
+    args = ap.parse_args()
+    if args.step == "list":
+        for r in RECIPES.values():
+            print(f"{r.name:10} {r.package:10} " + "; ".join(r.covers))
+        return 0
+    if args.step == "table":
+        found = {}
+        for name in RECIPES:
+            p = default_work(name) / "result.json"
+            if p.exists():
+                found[name] = rejudge(RECIPES[name], json.loads(p.read_text()))
+        print(table(found, args.results))
+        return 0
+    if args.program not in [*RECIPES, "all"] or (args.program == "all" and args.step != "all"):
+        ap.error(f"program: one of {', '.join(RECIPES)} (or `all` with the step all)")
+    names = list(RECIPES) if args.program == "all" else [args.program]
+    status = 0
+    for name in names:
+        recipe = RECIPES[name]
+        work = (args.work or default_work(name)).resolve()
+        try:
+            if args.step == "fetch":
+                print(fetch(recipe))
+            elif args.step == "build-original":
+                print(build_original(recipe, work))
+            elif args.step == "rewrite":
+                status |= rewrite(recipe, work)["exit"] != 0
+            elif args.step == "build-rewritten":
+                print(build_rewritten(recipe, work))
+            elif args.step == "test":
+                rec = run_tests(recipe, work, args.tree, args.algo)
+                print("\n".join(rec.get("tail", [])))
+                record = work / "result.json"  # a rerun replaces that run in the record
+                if record.exists():
+                    doc = json.loads(record.read_text())
+                    key = f"test-{args.algo or args.tree}"
+                    earlier = doc["steps"].get(key)
+                    doc["steps"][key] = {**rec, "rerun": True, "earlier": earlier}
+                    record.write_text(json.dumps(doc, indent=1) + "\n")
+                status |= rec["status"] != "ok"
+            else:
+                algos = [a.strip() for a in args.algos.split(",") if a.strip()]
+                res = run_all(recipe, work, algos, args.rebuild)
+                bad = [k for k, v in res["steps"].items() if v["status"] != "ok"]
+                say(f"{name}: " + (f"failed steps: {', '.join(bad)}" if bad else "all green"))
+                status |= bool(bad)
+        except Failed as e:
+            print(f"realprog: error: {e}", file=sys.stderr)
+            status = 1
+    return int(status)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
