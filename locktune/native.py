@@ -67,5 +67,14 @@ def libs(static: bool = False) -> list[str]:
     lib = lib_dir()
     if static:
         return [str(lib / "liblocktune.a"), "-pthread"]
-    # rpath: the program finds liblocktune.so without LD_LIBRARY_PATH.
-    return [f"-L{lib}", f"-Wl,-rpath,{lib}", "-llocktune", "-pthread"]
+    # rpath: the program finds liblocktune.so without LD_LIBRARY_PATH.  --no-as-needed around
+    # it: a build that puts LDFLAGS before its objects (zstd) under --as-needed would drop
+    # liblocktune before any object asked for it.
+    return [
+        f"-L{lib}",
+        f"-Wl,-rpath,{lib}",
+        "-Wl,--push-state,--no-as-needed",
+        "-llocktune",
+        "-Wl,--pop-state",
+        "-pthread",
+    ]

@@ -57,3 +57,18 @@ def test_pkg_config(tmp_path, cc, run_locktune):
     )
     assert res.returncode == 0, res.stderr
     _build_and_run(tmp_path, cc, shlex.split(res.stdout))
+
+
+def test_flags_before_the_objects_under_as_needed(tmp_path, run_locktune):
+    """Seen in zstd: its Makefile puts LDFLAGS before the objects; under --as-needed the
+    linker dropped liblocktune before any object asked for it (undefined lt_mutex_init)."""
+    libs = run_locktune("flags", "--libs", check=True).stdout.split()
+    cflags = run_locktune("flags", "--cflags", check=True).stdout.split()
+    src = tmp_path / "prog.c"
+    src.write_text(PROGRAM)
+    exe = tmp_path / "prog"
+    cmd = ["cc", "-Wl,--as-needed", *libs, *cflags, "-o", str(exe), str(src)]
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    ran = subprocess.run([str(exe)], capture_output=True, text=True, env=clean_env())
+    assert ran.stdout == "posix 42\n", ran.stderr
