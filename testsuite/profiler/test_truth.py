@@ -9,7 +9,10 @@ changes both sides alike.
 Tolerance: for every lock with at least 1% of thread time, |reported - true| <= REL x the
 true critical-section time + SLACK_NS per acquisition, for the critical-section time (what
 the ranking is made of); SLACK_NS covers what the two clocks cannot both see (the wrapper's
-own instructions, the program's clock calls).  The issue's target is 3%.  On the 2-CPU
+own instructions, the program's clock calls), and the truth's own slow releases are
+allowed too (an unlock call of 100 us or more: its thread was preempted in the call or in
+the clock readings around it, and which one the program cannot tell).  The issue's target
+is 3%.  On the 2-CPU
 development VM loaded by other builds (threads waiting 40-90 s for a CPU per second they
 ran) the corpus holds REL = 5%, except short sections fought over by two threads: there
 critical-section time came out 4-32% low (docs/profiler.md, "Accuracy"; preemptions last
@@ -80,7 +83,9 @@ def compare(doc: dict, life: int, truth: dict, rel: float) -> tuple[list[str], l
         for k in ("cs", "hold", "wait"):
             line.append(f"{k} {lk[f'{k}_ns'] / 1e6:.2f} ms (true {t[f'{k}_ns'] / 1e6:.2f})")
         figures.append(", ".join(line))
-        allowed = rel * t["cs_ns"] + SLACK_NS * t["acquisitions"]
+        # An unlock call that took 100 us or more was preempted, in it or in the program's
+        # clock readings around it: the profiler may rightly see that time or not.
+        allowed = rel * t["cs_ns"] + SLACK_NS * t["acquisitions"] + t["slow_release_ns"]
         if share >= MIN_SHARE and abs(lk["cs_ns"] - t["cs_ns"]) > allowed:
             errors.append(
                 f"{name}: cs {lk['cs_ns'] / 1e6:.3f} ms, true {t['cs_ns'] / 1e6:.3f} ms "
