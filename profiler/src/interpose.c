@@ -130,10 +130,17 @@ LT_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
         return lt_real.mutex_lock(m); /* untracked */
     int r, pick = lt_mutex_word(m) == 0 ? lt_sample(t, s) : LT_TIMED_ALWAYS;
     if (__builtin_expect(!pick, 1)) {
-        /* Free, and not sampled for timing (layout.h, "Timing"). */
+        /* Free, and not sampled for timing (layout.h, "Timing").  One clock reading, kept:
+         * should the section turn out fought over (waiters at the acquisition or the
+         * release, a holder preempted), it is timed after all. */
+        uint64_t t0 = lt_now();
         r = lt_real.mutex_lock(m);
-        if (__builtin_expect(acquired_ok(r), 1))
-            lt_acquired_untimed(t, m, s, e, lt_mutex_has_waiters(m));
+        if (__builtin_expect(acquired_ok(r), 1)) {
+            if (__builtin_expect(lt_mutex_has_waiters(m), 0))
+                lt_acquired_at(t, m, s, e, 0, t0, lt_now(), 1, lt_pmc(t), 0);
+            else
+                lt_acquired_untimed(t, m, s, e, t0);
+        }
         return r;
     }
     uint64_t pmc0 = lt_pmc(t);
@@ -220,16 +227,18 @@ LT_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
         return lt_real.mutex_unlock(m);
     }
     if (__builtin_expect(!h->timed, 1)) {
+        if (__builtin_expect(!lt_mutex_has_waiters(m), 1)) {
+            int r = lt_real.mutex_unlock(m);
+            if (r == 0)
+                lt_pop(t, h, 0);
+            return r;
+        }
         /* Threads queued behind an untimed section: it may have been long (a preempted
-         * holder), and its length is not known.  Time every section of the site from now on
-         * (track.h, lt_sample): where threads queue, the waits cost far more than the
-         * clock. */
-        if (__builtin_expect(lt_mutex_has_waiters(m), 0))
-            h->slot->long_cs = LT_CS_LONG;
-        int r = lt_real.mutex_unlock(m);
-        if (r == 0)
-            lt_pop(t, h, 0);
-        return r;
+         * holder).  It is timed from its acquisition's reading (track.h, lt_late_timed),
+         * and every section of the site from now on (lt_sample): where threads queue, the
+         * waits cost far more than the clock. */
+        h->slot->long_cs = LT_CS_LONG;
+        lt_late_timed(t, h);
     }
     uint64_t t2 = h->random ? lt_now_ordered() : lt_now();
     int waiters = lt_mutex_has_waiters(m); /* read before the release: m may be freed after */

@@ -147,20 +147,38 @@ LT_INLINE void lt_acquired_at(struct lt_tls *t, void *lock, struct lt_raw_slot *
     }
 }
 
-/* An untimed (sampled-out) exclusive acquisition. */
+/* An untimed (sampled-out), uncontended exclusive acquisition; t0: the lock call's entry,
+ * kept for lt_late_timed. */
 LT_INLINE void lt_acquired_untimed(struct lt_tls *t, void *lock, struct lt_raw_slot *s,
-                                   struct lt_lockent *e, int contended)
+                                   struct lt_lockent *e, uint64_t t0)
 {
     s->acquisitions++;
-    s->contended += (uint64_t)contended;
-    if (__builtin_expect(contended, 0))
-        s->long_cs = LT_CS_LONG; /* threads queue here: time them all (lt_sample) */
     lt_handover(t, e);
     struct lt_held *h = lt_push(t, lock, s);
     if (__builtin_expect(h != NULL, 1)) {
         h->timed = 0;
-        if (t->depth == 1)
+        h->t0 = t0;
+        if (t->depth == 1) {
             t->outer_timed = 0;
+            t->outer_start = t0;
+        }
+    }
+}
+
+/* An untimed section found fought over at its release: time it after all, from its
+ * acquisition's reading (an uncontended acquisition: t1 = t0), as a measured one. */
+LT_INLINE void lt_late_timed(struct lt_tls *t, struct lt_held *h)
+{
+    h->timed = 1;
+    h->t1 = h->t0;
+    h->pmc0 = 0;
+    h->contended = 0;
+    h->remote = 0;
+    h->random = 0;
+    h->slot->timed++;
+    if (h == &t->held[0]) {
+        t->outer_timed = 1;
+        t->outer_random = 0;
     }
 }
 
