@@ -34,8 +34,9 @@
  * or a preemption: both are time the lock was held) counts as measured, not as a sample (one
  * preemption multiplied by the period would swamp the estimate).  It switches the site to
  * timing every section from then on, and so do any timed section held that long and an
- * untimed section found with threads queued behind it (its holder may have been preempted).
- * What is left to the estimate is short, on-CPU, uncontended sections.  slot.timed counts
+ * untimed section found with threads queued behind it (its holder may have been preempted);
+ * that section itself is timed after all, from the one clock reading an untimed mutex
+ * acquisition keeps (its entry).  What is left to the estimate is short, on-CPU, uncontended sections.  slot.timed counts
  * the measured acquisitions, timed_free those picked at random; the reader estimates the
  * others from the random ones alone (the always-timed first ones are not a fair sample: cold
  * caches, page faults): cs = cs + (acquisitions - timed) * cs_free / timed_free.  Likewise
