@@ -36,12 +36,12 @@
  * timing every section from then on, and so do any timed section held that long and an
  * untimed section found with threads queued behind it (its holder may have been preempted);
  * that section itself is timed after all, from the one clock reading an untimed mutex
- * acquisition keeps (its entry).  What is left to the estimate is short, on-CPU, uncontended sections.  slot.timed counts
- * the measured acquisitions, timed_free those picked at random; the reader estimates the
- * others from the random ones alone (the always-timed first ones are not a fair sample: cold
- * caches, page faults): cs = cs + (acquisitions - timed) * cs_free / timed_free.  Likewise
- * for the outermost sections of a thread (record.*outer*).  With sample_period 1 nothing is
- * estimated.
+ * acquisition keeps (its entry).  What is left to the estimate is short, on-CPU, uncontended
+ * sections.  slot.timed counts the measured acquisitions, timed_free those picked at random; the
+ * reader estimates the others from the random ones alone (the always-timed first ones are not a
+ * fair sample: cold caches, page faults): cs = cs + (acquisitions - timed) * cs_free / timed_free.
+ * Likewise for the outermost sections of a thread (record.*outer*).  With sample_period 1 nothing
+ * is estimated.
  */
 #ifndef LT_LAYOUT_H
 #define LT_LAYOUT_H
