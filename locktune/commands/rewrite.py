@@ -146,6 +146,15 @@ def command(
         click.echo(json.dumps(result.report, indent=2))
     else:
         click.echo(summary_text(result.report, str(report_file) if report_file else None))
+    # A profiled site no lock in the sources matches: its figures reach no header entry.
+    # Said on stderr, one line each (the summary counts them); the rewrite itself stands.
+    for where in result.report.get("profile_sites_not_found", []):
+        click.echo(
+            f"locktune rewrite: warning: {where}: profiled lock site matches no lock "
+            "initialisation or definition in the sources; its profile is not used "
+            "(docs/rewrite.md)",
+            err=True,
+        )
     if result.errors:
         for e in result.errors[:-1]:
             click.echo(f"locktune rewrite: error: {e}", err=True)

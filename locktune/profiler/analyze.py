@@ -38,12 +38,32 @@ class Resolver:
     def prepare(self) -> None:
         """Resolve every code address at once (one addr2line run per module)."""
         want: dict[int, list[int]] = defaultdict(list)
+        self.tails: dict[int, list[tuple[int, int]]] = {}
+        self.notes: list[str] = []
         for s in self.raw.sites:
-            for mod, vaddr in s.frames:
+            self._tail_frames(s)
+            for mod, vaddr in self.tails.get(s.index, []) + list(s.frames):
                 if 0 <= mod < len(self.modules):
                     want[mod].append(vaddr - 1)  # a return address: the call is just before
         for mod, addrs in want.items():
             self._code[mod] = self.modules[mod].code(addrs)
+
+    def _tail_frames(self, site: rawmod.Site) -> None:
+        """An init reached through tail calls (`jmp pthread_mutex_init@plt` ending a
+        function) leaves no frame of the function that holds the init call: its backtrace
+        starts in that function's caller.  The jumps, found from the caller's call
+        instruction, are put back as frames, so that the site is the init call's own line,
+        the one the rewriter names (DESIGN.md, "Lock identity")."""
+        if site.origin != "init" or not site.frames:
+            return
+        mod, ret = site.frames[0]
+        if not 0 <= mod < len(self.modules):
+            return
+        jumps, why = self.modules[mod].tail_calls(ret)
+        if why:
+            self.notes.append(f"site at {self.modules[mod].path}+{ret:#x}: {why}")
+        # (vaddr + 1: frames are return addresses, resolved at vaddr - 1)
+        self.tails[site.index] = [(mod, j + 1) for j in jumps]
 
     def rel(self, path: str | None) -> str | None:
         if path is None:
@@ -60,7 +80,7 @@ class Resolver:
     def frames(self, site: rawmod.Site) -> list[dict]:
         """Logical frames (inline chains flattened), innermost first."""
         out = []
-        for mod, vaddr in site.frames:
+        for mod, vaddr in self.tails.get(site.index, []) + list(site.frames):
             chain = self._code.get(mod, {}).get(vaddr - 1) if mod >= 0 else None
             if not chain:
                 out.append(
@@ -362,7 +382,7 @@ def build(
     boundary_ns = None
     if clock and clock.get("ordo_boundary_cycles") and hz and h["clock"] == rawmod.CLOCK_TSC:
         boundary_ns = round(clock["ordo_boundary_cycles"] * 1e9 / hz, 1)
-    notes = []
+    notes = list(resolver.notes)
     exe_debug = Module(profile.exe).has_debug_info
     debug.setdefault(profile.exe, exe_debug)
     if not exe_debug and any(e["site"]["file"] is None for e in locks):

@@ -251,6 +251,8 @@ def _parse(path: Path, buf) -> RawProfile:
                 acc = site.slots
                 for name in SLOT_FIELDS[1:]:
                     v = vals[name]
+                    if name == "long_cs":  # LT_CS_LONG (1): every section timed
+                        v = int(v == 1)
                     if name in ("max_hold", "long_cs"):
                         acc[name] = max(acc[name], v)
                     else:

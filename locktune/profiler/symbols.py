@@ -24,6 +24,12 @@ from locktune.errors import LocktuneError
 _DW_OP_ADDR = 0x03
 _DW_OP_ADDRX = (0xA1, 0xFB)  # DW_OP_addrx (DWARF 5), DW_OP_GNU_addr_index
 _ADDR_LINE = re.compile(r"^0x[0-9a-fA-F]+$")
+# objdump -d --no-show-raw-insn: "  12bd:\tjmp    1070 <pthread_mutex_init@plt>", or an
+# indirect one through the GOT: "call   *0x2fe2(%rip)        # 3fd8 <pthread_mutex_init@GLIBC..>"
+_INSN = re.compile(r"^\s*([0-9a-f]+):\s+(\S+)\s*(.*)$")
+_TARGET = re.compile(r"([0-9a-f]+) <([^>]+)>\s*$")
+_INIT = re.compile(r"^pthread_(mutex|rwlock|spin)_init(@.*)?$")
+_TAIL_DEPTH = 4  # functions a chain of tail calls may pass through
 
 
 @dataclass(frozen=True)
@@ -95,6 +101,94 @@ class Module:
         if size and vaddr >= start + size:
             return None
         return name, vaddr - start
+
+    def func_range(self, vaddr: int) -> tuple[int, int] | None:
+        """[start, end) of the function holding vaddr (to the next symbol when unsized)."""
+        starts, syms = self._symbols["func"]
+        i = bisect.bisect_right(starts, vaddr) - 1
+        if i < 0:
+            return None
+        start, size, _ = syms[i]
+        end = start + size if size else (starts[i + 1] if i + 1 < len(starts) else start)
+        return (start, end) if start <= vaddr < end else None
+
+    # ------------------------------------------------------------------ tail calls
+    def _disassemble(self, start: int, end: int) -> list[tuple[int, str, int | None, str | None]]:
+        """(address, mnemonic, target address, target symbol) of [start, end), by objdump."""
+        cache = self.__dict__.setdefault("_disasm", {})
+        if (start, end) in cache:
+            return cache[(start, end)]
+        tool = shutil.which("objdump")
+        out: list[tuple[int, str, int | None, str | None]] = []
+        if tool and self.exists:
+            proc = subprocess.run(
+                [
+                    tool,
+                    "-d",
+                    "--no-show-raw-insn",
+                    "-w",
+                    f"--start-address={start:#x}",
+                    f"--stop-address={end:#x}",
+                    self.path,
+                ],
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            for line in proc.stdout.splitlines():
+                m = _INSN.match(line)
+                if not m:
+                    continue
+                t = _TARGET.search(m.group(3))
+                out.append(
+                    (
+                        int(m.group(1), 16),
+                        m.group(2),
+                        int(t.group(1), 16) if t else None,
+                        t.group(2) if t else None,
+                    )
+                )
+        cache[(start, end)] = out
+        return out
+
+    def tail_calls(self, ret: int) -> tuple[list[int], str | None]:
+        """A lock init reached through tail calls: `ret` is the init's return address, and
+        the call just before it calls some function f, not the init; f (or a function f
+        tail-calls, and so on) ends with `jmp pthread_*_init`.  Returns the jumps, innermost
+        first (the init call's own line first), and None; or [] and why not, when the
+        jumps cannot be told apart; or [] and None when the init was called directly."""
+        fr = self.func_range(ret - 1)
+        if fr is None:
+            return [], None
+        before = [i for i in self._disassemble(*fr) if i[0] < ret]
+        if not before or not before[-1][1].startswith("call"):
+            return [], None
+        _, _, target, name = before[-1]
+        if target is None or name is None or _INIT.match(name) or "+" in name:
+            return [], None
+        paths = self._tail_paths(target, _TAIL_DEPTH)
+        if len(paths) == 1:
+            return paths[0], None
+        if not paths:
+            return [], None
+        return [], (
+            f"{name} reaches the init through {len(paths)} tail calls; the profile cannot "
+            "tell which one ran"
+        )
+
+    def _tail_paths(self, func: int, depth: int) -> list[list[int]]:
+        fr = self.func_range(func)
+        if fr is None or fr[0] != func or depth == 0:
+            return []
+        paths = []
+        for addr, mnem, target, name in self._disassemble(*fr):
+            if not mnem.startswith("j") or name is None:
+                continue
+            if _INIT.match(name):
+                paths.append([addr])
+            elif "+" not in name and target is not None and target != func:
+                paths += [[*p, addr] for p in self._tail_paths(target, depth - 1)]
+        return paths
 
     @cached_property
     def has_debug_info(self) -> bool:

@@ -130,10 +130,17 @@ LT_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
         return lt_real.mutex_lock(m); /* untracked */
     int r, pick = lt_mutex_word(m) == 0 ? lt_sample(t, s) : LT_TIMED_ALWAYS;
     if (__builtin_expect(!pick, 1)) {
-        /* Free, and not sampled for timing (layout.h, "Timing"). */
+        /* Free, and not sampled for timing (layout.h, "Timing").  One clock reading, kept:
+         * should the section turn out fought over (waiters at the acquisition or the
+         * release, a holder preempted), it is timed after all. */
+        uint64_t t0 = lt_now();
         r = lt_real.mutex_lock(m);
-        if (__builtin_expect(acquired_ok(r), 1))
-            lt_acquired_untimed(t, m, s, e, lt_mutex_has_waiters(m));
+        if (__builtin_expect(acquired_ok(r), 1)) {
+            if (__builtin_expect(lt_mutex_has_waiters(m), 0))
+                lt_acquired_at(t, m, s, e, 0, t0, lt_now(), 1, lt_pmc(t), 0);
+            else
+                lt_acquired_untimed(t, m, s, e, t0);
+        }
         return r;
     }
     uint64_t pmc0 = lt_pmc(t);
@@ -143,8 +150,7 @@ LT_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
     /* Waiters flagged in the word once acquired: this acquisition waited in the kernel (or
      * a waiter queued in the few instructions since): the acquisition time is now. */
     int contended = lt_mutex_has_waiters(m);
-    if (contended)
-        t1 = lt_now();
+    t1 = contended ? lt_now() : lt_took(t0);
     if (__builtin_expect(acquired_ok(r), 1))
         lt_acquired_at(t, m, s, e, 0, t0, t1, contended, pmc0, pick == LT_TIMED_RANDOM);
     return r;
@@ -159,7 +165,7 @@ LT_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
     uint64_t t0 = lt_now();
     int r = lt_real.mutex_trylock(m);
     if (acquired_ok(r))
-        lt_acquired(t, m, LT_KIND_MUTEX, 0, t0, t0, 0, pmc0);
+        lt_acquired(t, m, LT_KIND_MUTEX, 0, t0, lt_took(t0), 0, pmc0);
     else if (r == EBUSY)
         lt_trylock_failed(t, m, LT_KIND_MUTEX);
     return r;
@@ -221,16 +227,24 @@ LT_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
         return lt_real.mutex_unlock(m);
     }
     if (__builtin_expect(!h->timed, 1)) {
-        int r = lt_real.mutex_unlock(m);
-        if (r == 0)
-            lt_pop(t, h, 0);
-        return r;
+        if (__builtin_expect(!lt_mutex_has_waiters(m), 1)) {
+            int r = lt_real.mutex_unlock(m);
+            if (r == 0)
+                lt_pop(t, h, 0);
+            return r;
+        }
+        /* Threads queued behind an untimed section: it may have been long (a preempted
+         * holder).  It is timed from its acquisition's reading (track.h, lt_late_timed),
+         * and every section of the site from now on (lt_sample): where threads queue, the
+         * waits cost far more than the clock. */
+        h->slot->long_cs = LT_CS_LONG;
+        lt_late_timed(t, h);
     }
     uint64_t t2 = h->random ? lt_now_ordered() : lt_now();
     int waiters = lt_mutex_has_waiters(m); /* read before the release: m may be freed after */
     int r = lt_real.mutex_unlock(m);
     if (r == 0)
-        lt_released(t, h, t2, waiters ? lt_now() : t2, lt_pmc(t));
+        lt_released(t, h, t2, waiters ? lt_now() : lt_took(t2), lt_pmc(t));
     return r;
 }
 
@@ -251,6 +265,8 @@ static inline int rw_lock(pthread_rwlock_t *l, int shared)
         contended = 1;
         r = block(l);
         t1 = lt_now();
+    } else {
+        t1 = lt_took(t0);
     }
     if (r == 0)
         lt_acquired(t, l, LT_KIND_RWLOCK, shared, t0, t1, contended, pmc0);
@@ -267,7 +283,7 @@ static inline int rw_try(pthread_rwlock_t *l, int shared)
     uint64_t t0 = lt_now();
     int r = try(l);
     if (r == 0)
-        lt_acquired(t, l, LT_KIND_RWLOCK, shared, t0, t0, 0, pmc0);
+        lt_acquired(t, l, LT_KIND_RWLOCK, shared, t0, lt_took(t0), 0, pmc0);
     else if (r == EBUSY)
         lt_trylock_failed(t, l, LT_KIND_RWLOCK);
     return r;
@@ -386,6 +402,8 @@ LT_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
         contended = 1;
         r = lt_real.spin_lock(l);
         t1 = lt_now();
+    } else {
+        t1 = lt_took(t0);
     }
     if (r == 0)
         lt_acquired(t, (void *)l, LT_KIND_SPIN, 0, t0, t1, contended, pmc0);
@@ -417,7 +435,7 @@ LT_EXPORT int pthread_spin_unlock(pthread_spinlock_t *l)
     int r = lt_real.spin_unlock(l);
     if (h) {
         if (r == 0)
-            lt_released(t, h, t2, t2, lt_pmc(t)); /* a store: nobody to wake */
+            lt_released(t, h, t2, lt_took(t2), lt_pmc(t)); /* a store: nobody to wake */
     } else {
         lt_unheld(t);
     }

@@ -24,19 +24,24 @@
  * to them); slot.thread_gen tells a new occupant's first touch of a site.
  *
  * Timing.  Counts are exact.  Times are measured for every acquisition that waited (or
- * found the lock held), for the first LT_EXACT_FIRST acquisitions of each site by each
- * thread, for all of them where those first ones held the lock LT_LONG_TICKS or more on
- * average (then two TSC reads cost little, and preemptions inside long sections make a
- * sample noisy), and otherwise for a random 1 in header.sample_period of the uncontended
- * ones (two TSC reads cost more than the whole uncontended lock/unlock pair).  A random
- * sample that lasts LT_OUTLIER_TICKS or more was preempted or interrupted: it counts as
- * measured, not as a sample (a preemption multiplied by the sampling period would swamp the
- * estimate); the preemption the untimed sections suffered is added back from the threads'
- * share of time spent preempted (record.run_delay_ns / record.cpu_ns).  slot.timed counts
- * the measured acquisitions, timed_free those picked at random; the reader estimates the others
- * from the random ones alone (the always-timed first ones are not a fair sample: cold caches, page
- * faults): cs = cs + (acquisitions - timed) * cs_free / timed_free. Likewise for the outermost
- * sections of a thread (record.*outer*).  With sample_period 1 nothing is estimated.
+ * found the lock held), every trylock, timed lock and condition-wait return, for the first
+ * LT_EXACT_FIRST acquisitions of each site by each thread, for all of them where those first
+ * ones held the lock LT_LONG_TICKS or more on average (then two TSC reads cost little), and
+ * otherwise for a random 1 in header.sample_period of the uncontended ones (two TSC reads
+ * cost more than the whole uncontended lock/unlock pair).  slot.long_cs records the
+ * decision (LT_CS_*): it is taken once timed >= LT_EXACT_FIRST (the other timed paths step
+ * timed too).  A random sample of LT_OUTLIER_TICKS or more (a long section among short ones,
+ * or a preemption: both are time the lock was held) counts as measured, not as a sample (one
+ * preemption multiplied by the period would swamp the estimate).  It switches the site to
+ * timing every section from then on, and so do any timed section held that long and an
+ * untimed section found with threads queued behind it (its holder may have been preempted);
+ * that section itself is timed after all, from the one clock reading an untimed mutex
+ * acquisition keeps (its entry).  What is left to the estimate is short, on-CPU, uncontended
+ * sections.  slot.timed counts the measured acquisitions, timed_free those picked at random; the
+ * reader estimates the others from the random ones alone (the always-timed first ones are not a
+ * fair sample: cold caches, page faults): cs = cs + (acquisitions - timed) * cs_free / timed_free.
+ * Likewise for the outermost sections of a thread (record.*outer*).  With sample_period 1 nothing
+ * is estimated.
  */
 #ifndef LT_LAYOUT_H
 #define LT_LAYOUT_H
@@ -54,7 +59,12 @@
 #define LT_ARENA_SIZE      (64u << 20)
 #define LT_EXACT_FIRST     256   /* acquisitions per thread and site always timed */
 #define LT_LONG_TICKS      1000  /* mean hold above which a site is always timed */
-#define LT_OUTLIER_TICKS   50000 /* a sampled short section this long was interrupted */
+#define LT_OUTLIER_TICKS   50000 /* a sampled section this long: time the site in full */
+
+/* slot.long_cs: is every section of this site (in this thread) timed? */
+#define LT_CS_UNDECIDED 0 /* not yet LT_EXACT_FIRST timed acquisitions */
+#define LT_CS_LONG      1 /* yes: long sections, or a long one was sampled */
+#define LT_CS_SHORT     2 /* no: sampled */
 
 /* header.flags */
 #define LT_RAW_FINISHED     1u /* the destructor ran: end_tsc/end_mono_ns are valid */
@@ -142,7 +152,7 @@ struct lt_raw_slot {
     uint64_t acquisitions, contended;
     uint64_t timed;               /* acquisitions whose times were measured (see "Timing" above) */
     uint64_t hold, cs;            /* over timed acquisitions */
-    uint64_t long_cs;             /* 1: sections here are long, so every one is timed */
+    uint64_t long_cs;             /* LT_CS_*: whether every section here is timed */
     uint64_t remote_acquisitions; /* timed ones where the lock came from another thread */
     /* second cache line */
     uint64_t remote_hold, wait, max_hold;

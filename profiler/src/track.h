@@ -8,8 +8,9 @@
  * through the acquisition (t1) and the unlock call's entry (t2) to the release's return
  * (t3):   wait = t1 - t0   hold = t2 - t1   cs = t3 - t0.
  * An uncontended acquisition takes t1 = t0; a release that cannot wake anyone (no waiter
- * flagged in the lock word) takes t3 = t2.  A timed uncontended pair thus reads the clock
- * twice, and an untimed one (layout.h, "Timing") not at all.
+ * flagged in the lock word) takes t3 = t2 -- unless the call was preempted or interrupted
+ * (lt_took: a third and fourth reading, checked against LT_LONG_TICKS).  An untimed pair
+ * (layout.h, "Timing") reads the clock not at all.
  */
 #ifndef LT_TRACK_H
 #define LT_TRACK_H
@@ -44,16 +45,29 @@ LT_INLINE struct lt_raw_slot *lt_slot_of(struct lt_tls *t, void *lock, int kind,
  * thread always are (LT_TIMED_ALWAYS), and all of a site whose sections are long; then one
  * in lt_sample_period on average, at random
  * intervals (LT_TIMED_RANDOM; a fixed stride could alias with a loop that alternates
- * locks). */
+ * locks).
+ *
+ * slot.long_cs is LT_CS_UNDECIDED until the first LT_EXACT_FIRST timed acquisitions are in,
+ * then LT_CS_LONG or LT_CS_SHORT.  Every timed acquisition counts in slot.timed (trylocks,
+ * waits, condition-wait returns too), so the decision is taken at the first sampling call
+ * that finds timed >= LT_EXACT_FIRST, never at an exact count that another path may step
+ * over.  A site turns LT_CS_LONG, and from then on every section is timed, as soon as a
+ * timed section is held, or a random one lasts, LT_OUTLIER_TICKS or longer (lt_released: a
+ * long section, or a preemption), or threads are found queued behind an untimed one, at its
+ * acquisition or its release (its holder may have been preempted: pthread_mutex_unlock).
+ * What is left to the estimate is short, on-CPU, uncontended sections. */
 #define LT_TIMED_ALWAYS 1
 #define LT_TIMED_RANDOM 2
 LT_INLINE int lt_sample(struct lt_tls *t, struct lt_raw_slot *s)
 {
-    if (s->timed < LT_EXACT_FIRST || s->long_cs || lt_sample_period == 1)
-        return LT_TIMED_ALWAYS;
-    if (s->timed == LT_EXACT_FIRST && s->hold >= (uint64_t)LT_EXACT_FIRST * LT_LONG_TICKS) {
-        s->long_cs = 1; /* long sections: time them all */
-        return LT_TIMED_ALWAYS;
+    if (__builtin_expect(s->long_cs != LT_CS_SHORT || lt_sample_period == 1, 0)) {
+        if (s->long_cs == LT_CS_LONG || lt_sample_period == 1 || s->timed < LT_EXACT_FIRST)
+            return LT_TIMED_ALWAYS;
+        if (s->hold >= s->timed * LT_LONG_TICKS) {
+            s->long_cs = LT_CS_LONG; /* long sections: time them all */
+            return LT_TIMED_ALWAYS;
+        }
+        s->long_cs = LT_CS_SHORT;
     }
     if (__builtin_expect(--t->countdown > 0, 1))
         return 0;
@@ -64,6 +78,16 @@ LT_INLINE int lt_sample(struct lt_tls *t, struct lt_raw_slot *s)
     t->rng = x;
     t->countdown = 1 + x % (2 * lt_sample_period - 1); /* uniform, mean lt_sample_period */
     return LT_TIMED_RANDOM;
+}
+
+/* The acquisition time of a call that did not wait for another thread, `t0` its entry: t0
+ * itself (the call's own few instructions count in the hold, as in an untimed one), unless
+ * the call took LT_LONG_TICKS or more: then the thread was preempted or interrupted inside
+ * it, and that time is wait (lock call entry to its return), not hold. */
+LT_INLINE uint64_t lt_took(uint64_t t0)
+{
+    uint64_t t1 = lt_now();
+    return (int64_t)(t1 - t0) >= LT_LONG_TICKS ? t1 : t0;
 }
 
 /* Exclusive acquisitions track the last owner: a different one means the lock, and the
@@ -100,8 +124,7 @@ LT_INLINE void lt_acquired_at(struct lt_tls *t, void *lock, struct lt_raw_slot *
     s->acquisitions++;
     s->timed++;
     s->contended += (uint64_t)contended;
-    if (contended)
-        s->wait += lt_elapsed(t0, t1, &t->rec->clock_noise);
+    s->wait += lt_elapsed(t0, t1, &t->rec->clock_noise); /* 0 where t1 = t0 (lt_took) */
     int remote = contended;
     if (shared)
         s->read_acquisitions++;
@@ -124,18 +147,38 @@ LT_INLINE void lt_acquired_at(struct lt_tls *t, void *lock, struct lt_raw_slot *
     }
 }
 
-/* An untimed (sampled-out) exclusive acquisition. */
+/* An untimed (sampled-out), uncontended exclusive acquisition; t0: the lock call's entry,
+ * kept for lt_late_timed. */
 LT_INLINE void lt_acquired_untimed(struct lt_tls *t, void *lock, struct lt_raw_slot *s,
-                                   struct lt_lockent *e, int contended)
+                                   struct lt_lockent *e, uint64_t t0)
 {
     s->acquisitions++;
-    s->contended += (uint64_t)contended;
     lt_handover(t, e);
     struct lt_held *h = lt_push(t, lock, s);
     if (__builtin_expect(h != NULL, 1)) {
         h->timed = 0;
-        if (t->depth == 1)
+        h->t0 = t0;
+        if (t->depth == 1) {
             t->outer_timed = 0;
+            t->outer_start = t0;
+        }
+    }
+}
+
+/* An untimed section found fought over at its release: time it after all, from its
+ * acquisition's reading (an uncontended acquisition: t1 = t0), as a measured one. */
+LT_INLINE void lt_late_timed(struct lt_tls *t, struct lt_held *h)
+{
+    h->timed = 1;
+    h->t1 = h->t0;
+    h->pmc0 = 0;
+    h->contended = 0;
+    h->remote = 0;
+    h->random = 0;
+    h->slot->timed++;
+    if (h == &t->held[0]) {
+        t->outer_timed = 1;
+        t->outer_random = 0;
     }
 }
 
@@ -175,6 +218,8 @@ LT_INLINE void lt_pop(struct lt_tls *t, struct lt_held *h, uint64_t t3)
             if (t->outer_random && d < LT_OUTLIER_TICKS) {
                 r->outer_random++;
                 r->cs_outer_random += d;
+            } else if (t->outer_random) {
+                h->slot->long_cs = LT_CS_LONG; /* as in lt_released */
             }
             r->last_ticks = t3;
         }
@@ -196,11 +241,20 @@ LT_INLINE void lt_released(struct lt_tls *t, struct lt_held *h, uint64_t t2, uin
     s->cs += cs;
     if (hold > s->max_hold)
         s->max_hold = hold;
-    if (h->random && __builtin_expect(cs < LT_OUTLIER_TICKS, 1)) {
-        /* (an interrupted one counts as measured, not as a sample: layout.h, "Timing") */
-        s->timed_free++;
-        s->hold_free += hold;
-        s->cs_free += cs;
+    if (__builtin_expect(hold >= LT_OUTLIER_TICKS, 0))
+        s->long_cs = LT_CS_LONG; /* a long or preempted section: time them all (lt_sample) */
+    if (h->random) {
+        if (__builtin_expect(cs < LT_OUTLIER_TICKS, 1)) {
+            s->timed_free++;
+            s->hold_free += hold;
+            s->cs_free += cs;
+        } else {
+            /* A long one (a long section among short ones, or a preemption): it counts as
+             * measured, not as a sample (multiplied by the sampling period, one preemption
+             * would swamp the estimate), and every section of the site is timed from now
+             * on, so that the others are measured too (layout.h, "Timing"). */
+            s->long_cs = LT_CS_LONG;
+        }
     }
     if (h->remote) {
         s->remote_acquisitions++;

@@ -513,6 +513,9 @@ def test_profile_lands_in_the_header(run_locktune, src, tmp_path):
     assert "25.0% of 1000 acquisitions contended" in header
     assert "Recommended: rcl (hot, poor locality)" in header
     assert "1 profiled site(s) not found in the sources: gone.c:9" in res.stdout
+    # ...and an unmatched site is a warning the user sees, one line per site, on stderr.
+    warnings = [ln for ln in res.stderr.splitlines() if "warning:" in ln]
+    assert len(warnings) == 1 and "gone.c:9: profiled lock site matches no lock" in warnings[0]
 
 
 def test_profiler_locality_estimate_in_words(run_locktune, src, tmp_path):

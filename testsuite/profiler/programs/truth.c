@@ -1,0 +1,267 @@
+/* truth - the profiler's ground truth: a program that measures, around its own lock calls,
+ * the times the profiler reports per lock (docs/profiler.md, "What is counted"):
+ *
+ *   wait  lock call entry -> the call's return            (t1 - t0)
+ *   hold  the lock call's return -> the unlock call       (t2 - t1)
+ *   cs    lock call entry -> the unlock call's return     (t3 - t0)
+ *
+ * A condition wait ends a section at the wait call and starts one at its return (then t0 =
+ * t1 = the return).  The clock readings are the program's own (CLOCK_MONOTONIC), so the truth
+ * includes everything that happens in between: the profiler's own work, preemptions.
+ *
+ * Usage: truth MODE THREADS ITERATIONS   (iterations of each thread's loop; in cond mode the
+ * items each producer (even-numbered thread) queues)
+ *   long       lock a: 30 us sections (~60% of a worker's time), b: 6 us, 1 in 2
+ *   short      a: sections of a few hundred ns, b: twice as long, 1 in 4 (sampled timing)
+ *   mixed      a: 1 in 40 sections 40 us, the others ~200 ns; b: 2 us sections
+ *   trylock    a: a trylock and a short section, then a locked 40 us one; b: short ones
+ *   cond       a: a queue with condition waits (producers and consumers); b: short sections
+ *   preempted  a: 2 us sections, b: ~300 ns ones, far more threads than CPUs
+ *
+ * Output, after the run (all times in ns, sums over threads):
+ *   truth life_ns L
+ *   truth lock NAME acquisitions N hold_ns H wait_ns W cs_ns C slow_release_ns S
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static pthread_mutex_t lock_a = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t lock_b = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t nonempty = PTHREAD_COND_INITIALIZER;
+static long queue_len, producers, producers_done;
+static volatile long sink;
+static long iterations;
+static const char *mode;
+
+struct acc {
+    long n, hold, wait, cs;
+    long slow_release; /* unlock calls of SLOW_NS or more: a preemption around the call */
+};
+
+/* An unlock call never takes this long unless its thread was preempted in it or in the
+ * clock readings around it: where exactly, before or after the profiler's own reading, the
+ * program cannot tell, so the test allows that much either way. */
+#define SLOW_NS 100000L
+
+struct thr {
+    int index;
+    struct acc a, b;
+    long life;
+};
+
+/* An open section: its start (t0) and acquisition (t1). */
+struct open {
+    long t0, t1;
+};
+
+static long now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
+static void spin_ns(long ns)
+{
+    long end = now() + ns;
+    while (now() < end)
+        sink++;
+}
+
+static void spin_iter(int n)
+{
+    for (int i = 0; i < n; i++)
+        sink++;
+}
+
+static struct open take(struct acc *a, pthread_mutex_t *m)
+{
+    struct open o;
+    o.t0 = now();
+    pthread_mutex_lock(m);
+    o.t1 = now();
+    a->n++;
+    a->wait += o.t1 - o.t0;
+    return o;
+}
+
+/* A trylock: 1 when it took the lock (a failed one is no section). */
+static int try_only(struct acc *a, pthread_mutex_t *m, struct open *o)
+{
+    o->t0 = now();
+    if (pthread_mutex_trylock(m) != 0)
+        return 0;
+    o->t1 = now();
+    a->n++;
+    a->wait += o->t1 - o->t0;
+    return 1;
+}
+
+static void give(struct acc *a, pthread_mutex_t *m, struct open o)
+{
+    long t2 = now();
+    pthread_mutex_unlock(m);
+    long t3 = now();
+    a->hold += t2 - o.t1;
+    a->cs += t3 - o.t0;
+    if (t3 - t2 >= SLOW_NS)
+        a->slow_release += t3 - t2;
+}
+
+/* A condition wait inside a section: the section ends at the call, another starts at the
+ * return. */
+static struct open cond_wait(struct acc *a, pthread_cond_t *c, pthread_mutex_t *m, struct open o)
+{
+    long tw = now();
+    a->hold += tw - o.t1;
+    a->cs += tw - o.t0;
+    pthread_cond_wait(c, m);
+    struct open r;
+    r.t0 = r.t1 = now();
+    a->n++;
+    return r;
+}
+
+static void *work(void *arg)
+{
+    struct thr *t = arg;
+    long start = now();
+    struct open o;
+    if (!strcmp(mode, "cond")) {
+        int producer = t->index % 2 == 0;
+        for (long i = 0;; i++) {
+            o = take(&t->a, &lock_a);
+            if (producer) {
+                if (i == iterations) {
+                    producers_done++;
+                    pthread_cond_broadcast(&nonempty);
+                    give(&t->a, &lock_a, o);
+                    break;
+                }
+                queue_len++;
+                spin_iter(200);
+                pthread_cond_signal(&nonempty);
+            } else {
+                while (queue_len == 0 && producers_done < producers)
+                    o = cond_wait(&t->a, &nonempty, &lock_a, o);
+                if (queue_len == 0) {
+                    give(&t->a, &lock_a, o);
+                    break;
+                }
+                queue_len--;
+                spin_ns(3000);
+            }
+            give(&t->a, &lock_a, o);
+            if (i % 4 == 0) {
+                o = take(&t->b, &lock_b);
+                spin_iter(50);
+                give(&t->b, &lock_b, o);
+            }
+            spin_ns(producer ? 4000 : 1000);
+        }
+        t->life = now() - start;
+        return NULL;
+    }
+    for (long i = 0; i < iterations; i++) {
+        if (!strcmp(mode, "long")) {
+            o = take(&t->a, &lock_a);
+            spin_ns(30000);
+            give(&t->a, &lock_a, o);
+            if (i % 2 == 0) {
+                o = take(&t->b, &lock_b);
+                spin_ns(6000);
+                give(&t->b, &lock_b, o);
+            }
+            spin_ns(20000);
+        } else if (!strcmp(mode, "short")) {
+            o = take(&t->a, &lock_a);
+            spin_iter(150);
+            give(&t->a, &lock_a, o);
+            if (i % 4 == 0) {
+                o = take(&t->b, &lock_b);
+                spin_iter(300);
+                give(&t->b, &lock_b, o);
+            }
+            spin_iter(300);
+        } else if (!strcmp(mode, "mixed")) {
+            o = take(&t->a, &lock_a);
+            if (i % 40 == 7)
+                spin_ns(40000);
+            else
+                spin_iter(100);
+            give(&t->a, &lock_a, o);
+            if (i % 4 == 0) {
+                o = take(&t->b, &lock_b);
+                spin_ns(2000);
+                give(&t->b, &lock_b, o);
+            }
+            spin_ns(1500);
+        } else if (!strcmp(mode, "trylock")) {
+            if (try_only(&t->a, &lock_a, &o)) {
+                spin_iter(50);
+                give(&t->a, &lock_a, o);
+            }
+            o = take(&t->a, &lock_a);
+            spin_ns(40000);
+            give(&t->a, &lock_a, o);
+            o = take(&t->b, &lock_b);
+            spin_iter(300);
+            give(&t->b, &lock_b, o);
+            spin_ns(10000);
+        } else if (!strcmp(mode, "preempted")) {
+            o = take(&t->a, &lock_a);
+            spin_ns(2000);
+            give(&t->a, &lock_a, o);
+            o = take(&t->b, &lock_b);
+            spin_iter(200);
+            give(&t->b, &lock_b, o);
+            spin_ns(3000);
+        } else {
+            break;
+        }
+    }
+    t->life = now() - start;
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    long start = now();
+    if (argc < 4) {
+        fprintf(stderr, "usage: truth MODE THREADS ITERATIONS\n");
+        return 2;
+    }
+    mode = argv[1];
+    int threads = atoi(argv[2]);
+    iterations = atol(argv[3]);
+    producers = (threads + 1) / 2;
+    if (threads < 1 || threads > 64 || iterations < 1)
+        return 2;
+    pthread_t tid[64];
+    static struct thr t[64];
+    for (int i = 0; i < threads; i++) {
+        t[i].index = i;
+        pthread_create(&tid[i], NULL, work, &t[i]);
+    }
+    struct acc a = {0}, b = {0};
+    long life = 0;
+    for (int i = 0; i < threads; i++) {
+        pthread_join(tid[i], NULL);
+        a.n += t[i].a.n, a.hold += t[i].a.hold, a.wait += t[i].a.wait, a.cs += t[i].a.cs;
+        b.n += t[i].b.n, b.hold += t[i].b.hold, b.wait += t[i].b.wait, b.cs += t[i].b.cs;
+        a.slow_release += t[i].a.slow_release, b.slow_release += t[i].b.slow_release;
+        life += t[i].life;
+    }
+    life += now() - start; /* the main thread's own life */
+    printf("truth life_ns %ld\n", life);
+    printf("truth lock lock_a acquisitions %ld hold_ns %ld wait_ns %ld cs_ns %ld slow_release_ns "
+           "%ld\n",
+           a.n, a.hold, a.wait, a.cs, a.slow_release);
+    printf("truth lock lock_b acquisitions %ld hold_ns %ld wait_ns %ld cs_ns %ld slow_release_ns "
+           "%ld\n",
+           b.n, b.hold, b.wait, b.cs, b.slow_release);
+    return 0;
+}
