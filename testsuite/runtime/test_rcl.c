@@ -648,8 +648,14 @@ static void fork_test(void)
 
 /* ---- neighbours: a server never keeps other threads off its CPU (issue 12, item 6) ---- */
 
-#define NEIGHBOUR_BOUND_S 0.3 /* generous: a loaded machine alone makes ~100 ms gaps */
-#define NEIGHBOUR_RUN_S   0.5
+/* Under SCHED_FIFO a thread kept off a busy server's CPU waits for the kernel's RT throttling
+ * (or fair-class deadline server): ~0.95 s; measured 0.7-1.2 s.  The machine's own load makes
+ * gaps too (a plain thread pinned to a CPU, nothing of ours running: 0.05-0.44 s at load
+ * average 25 on 2 CPUs), so the bound is on top of what a control thread pinned to a CPU
+ * without a server sees at the same time. */
+#define NEIGHBOUR_BOUND_S 0.4
+#define GONE_BOUND_S      0.4 /* memcached's t/daemonize.t allows 0.5 s */
+#define NEIGHBOUR_RUN_S   1.0
 #define NEIGHBOUR_CLIENTS 4 /* requests always queued: the server never idles */
 
 static int hammer_stop; /* atomic */
@@ -687,6 +693,7 @@ static int server_cpu(void)
 struct neighbour {
     int cpu;
     double created, first_run, longest_gap;
+    struct neighbour *control; /* the same, measured at once on a CPU without a server */
 };
 
 /* A thread that never takes an RCL lock, pinned to the server's CPU: when does it first run,
@@ -706,7 +713,7 @@ static void *neighbour_main(void *arg)
     return NULL;
 }
 
-static void measure_neighbour(struct neighbour *nb)
+static pthread_t start_pinned(struct neighbour *nb)
 {
     pthread_attr_t a;
     pthread_attr_init(&a);
@@ -718,14 +725,46 @@ static void measure_neighbour(struct neighbour *nb)
     nb->created = now_s();
     CHECK_EQ(pthread_create(&t, &a, neighbour_main, nb), 0);
     pthread_attr_destroy(&a);
+    return t;
+}
+
+/* The neighbour on the server's CPU and its control on the first CPU, at the same time: the
+ * control's figures are what the machine's load alone does to a thread. */
+static void measure_neighbour(struct neighbour *nb)
+{
+    cpu_set_t set;
+    CHECK_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+    int first = 0;
+    while (!CPU_ISSET(first, &set))
+        first++;
+    nb->control->cpu = first;
+    pthread_t c = start_pinned(nb->control), t = start_pinned(nb);
     pthread_join(t, NULL);
+    pthread_join(c, NULL);
+}
+
+/* Kept off the CPU no longer than the bound beyond what the load does to the control. */
+static bool neighbour_ok(const struct neighbour *nb)
+{
+    const struct neighbour *c = nb->control;
+    return nb->first_run < NEIGHBOUR_BOUND_S + c->longest_gap &&
+           nb->longest_gap < NEIGHBOUR_BOUND_S + c->longest_gap;
+}
+
+static void report_neighbour(const char *who, const struct neighbour *nb)
+{
+    printf("  neighbours: %sfirst run after %.1f ms, longest gap %.1f ms (on CPU %d without a "
+           "server: %.1f ms)\n",
+           who, nb->first_run * 1e3, nb->longest_gap * 1e3, nb->control->cpu,
+           nb->control->longest_gap * 1e3);
+    fflush(stdout);
 }
 
 /* A process whose server is kept busy (a client executes back to back), and beside it:
  *   - a thread of the same process that is no client, pinned to the server's CPU, runs within
  *     NEIGHBOUR_BOUND_S and is never off the CPU longer than that;
  *   - so does one of another such process (its own server on the same CPU, its own client);
- *   - that other process, killed (SIGKILL), is gone within NEIGHBOUR_BOUND_S: every one of its
+ *   - that other process, killed (SIGKILL), is gone within GONE_BOUND_S: every one of its
  *     threads - those pinned to the server's CPU included - must run to exit (memcached's
  *     t/daemonize.t: a killed server's socket still accepted connections 0.5 s later). */
 static void neighbours(void)
@@ -745,12 +784,10 @@ static void neighbours(void)
         for (int i = 0; i < NEIGHBOUR_CLIENTS; i++)
             h[i] = spawn(hammer, &hcount);
         CHECK(lt_execute(&l2, inc_b, NULL) == &bcount); /* the server runs */
-        struct neighbour nb = {.cpu = cpu};
+        struct neighbour ctl, nb = {.cpu = cpu, .control = &ctl};
         measure_neighbour(&nb);
-        printf("  neighbours: other process: first run after %.1f ms, longest gap %.1f ms\n",
-               nb.first_run * 1e3, nb.longest_gap * 1e3);
-        fflush(stdout);
-        bool ok = nb.first_run < NEIGHBOUR_BOUND_S && nb.longest_gap < NEIGHBOUR_BOUND_S;
+        report_neighbour("other process: ", &nb);
+        bool ok = neighbour_ok(&nb);
         CHECK_EQ(write(ready[1], ok ? "r" : "f", 1), 1); /* and stays busy */
         pthread_join(h[0], NULL);                        /* for ever: killed */
         exit(1);
@@ -759,11 +796,9 @@ static void neighbours(void)
     pthread_t h[NEIGHBOUR_CLIENTS];
     for (int i = 0; i < NEIGHBOUR_CLIENTS; i++)
         h[i] = spawn(hammer, &hcount);
-    struct neighbour nb = {.cpu = cpu};
+    struct neighbour ctl, nb = {.cpu = cpu, .control = &ctl};
     measure_neighbour(&nb);
-    printf("  neighbours: first run after %.1f ms, longest gap %.1f ms\n", nb.first_run * 1e3,
-           nb.longest_gap * 1e3);
-    fflush(stdout);
+    report_neighbour("", &nb);
     char c = 0;
     CHECK_EQ(read(ready[0], &c, 1), 1); /* the other one measured its own, and is still busy */
     double t0 = now_s();
@@ -777,9 +812,8 @@ static void neighbours(void)
         pthread_join(h[i], NULL);
     CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
     CHECK(c == 'r');
-    CHECK(nb.first_run < NEIGHBOUR_BOUND_S);
-    CHECK(nb.longest_gap < NEIGHBOUR_BOUND_S);
-    CHECK(gone < NEIGHBOUR_BOUND_S);
+    CHECK(neighbour_ok(&nb));
+    CHECK(gone < GONE_BOUND_S);
 }
 
 /* ---- the harness ---- */

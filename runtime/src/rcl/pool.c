@@ -227,12 +227,7 @@ void rcl_pool_slow_path(struct rcl_server *srv, struct rcl_sthread *self)
 {
     bool local = srv->pinned;
     if (__atomic_load_n(&srv->nfree, __ATOMIC_RELAXED) <= 1) {
-        /* The others are inside sections (blocked, or busy): under SCHED_FIFO let them run.
-         * Degraded, CFS time-slices them anyway, and a yield would hand the CPU to every
-         * other thread the scheduler has there before the next pass (measured on a loaded
-         * machine: 10-20 ms a pass). */
-        if (srv->fifo)
-            sched_yield();
+        sched_yield(); /* the others are inside sections (blocked, or busy): let them run */
         return;
     }
     /* Another thread is free: leave the pool (Algorithm 4). */

@@ -82,12 +82,16 @@ int lt_rcl_site_server(int site, int *cpu)
     return k;
 }
 
-/* A server owns its CPU.  Under SCHED_FIFO an application thread left there runs only while
- * the server sleeps (its own requests wake the server, which preempts it); degraded, it takes
- * time from the server (measured: a client sharing the server's CPU made each request cost
- * ~15 us instead of ~0.5).  So a thread's first request moves it off the servers' CPUs - if its
- * affinity leaves it another CPU - as the paper pins application threads elsewhere.  Threads
- * it creates afterwards inherit that. */
+/* A SCHED_FIFO server owns its CPU: an application thread left there runs only while the
+ * server sleeps (its own requests wake the server, which preempts it).  So a thread's first
+ * request moves it off the SCHED_FIFO servers' CPUs - if its affinity leaves it another CPU -
+ * as the paper pins application threads elsewhere.  Threads it creates, and processes it
+ * forks, inherit that.  A degraded server's CPU is not reserved and its threads are ordinary
+ * ones: its clients stay where the scheduler puts them.  (Moved off, every thread of every
+ * process using RCL crowded onto the remaining CPUs: on 2 CPUs, a daemonized memcached beside a
+ * busy one took 1.5-18 s to start instead of 0.1 s, each of its start-up hand-shakes waiting
+ * for a turn on the one CPU left.  A client sharing its server's CPU pays for it instead:
+ * measured ~15 us a request instead of ~0.5 when it is there.) */
 void rcl_move_off_servers(void)
 {
     cpu_set_t mine, off;
@@ -97,7 +101,7 @@ void rcl_move_off_servers(void)
     bool any = false;
     for (int c = 0; c < CPU_SETSIZE; c++) {
         struct rcl_server *srv = __atomic_load_n(&servers[c], __ATOMIC_ACQUIRE);
-        if (srv && CPU_ISSET(c, &mine)) {
+        if (srv && srv->fifo && CPU_ISSET(c, &mine)) {
             CPU_SET(c, &off);
             any = true;
         }
@@ -511,6 +515,8 @@ void *rcl_servicing_main(void *arg)
             idle_passes = 0;
             continue;
         }
+        if (!srv->fifo)
+            sched_yield(); /* degraded, idle: whoever else wants this CPU runs first */
         if (++idle_passes & 63)
             continue; /* the clock every 64 empty passes: ~20 ns a read, on the server's path */
         uint64_t now = lt_now_ns();
