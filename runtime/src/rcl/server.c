@@ -58,7 +58,6 @@
 
 static struct rcl_server *servers[CPU_SETSIZE]; /* by CPU; atomic pointers */
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
 /* ---- placement ---- */
 
@@ -159,7 +158,13 @@ static void child_after_fork(void)
     }
 }
 
-static void install_fork_handlers(void)
+/* Installed when the library loads, before the program can register its own: handlers run
+ * in reverse order of registration before a fork and in order after it, so ours prepare last -
+ * after a program's prepare handler has taken its locks through the server - and reset the
+ * child first - before a program's child handler releases those locks through a server that
+ * must then restart (a server registered later, at its first lock, left the child's releases
+ * waiting for a server that was not there: the child hung). */
+__attribute__((constructor)) static void install_fork_handlers(void)
 {
     pthread_atfork(prepare_fork, parent_after_fork, child_after_fork);
 }
@@ -232,7 +237,6 @@ struct rcl_server *rcl_server_for_site(int site)
     struct rcl_server *srv = __atomic_load_n(&servers[cpu], __ATOMIC_ACQUIRE);
     if (srv)
         return srv;
-    pthread_once(&fork_once, install_fork_handlers);
     pthread_mutex_lock(&start_lock);
     srv = servers[cpu];
     if (!srv) {
