@@ -67,6 +67,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -79,6 +80,17 @@
 #define PRIO_SERVICING 3
 #define PRIO_MANAGER   4
 #define BACKUP_NAP_NS  1000000u
+
+#define SLICE_NS 100000u /* degraded servicing threads' time slice (the kernel's least) */
+
+/* The kernel's struct sched_attr (sched_setattr(2); glibc 2.36 has no wrapper). */
+struct lt_sched_attr {
+    uint32_t size, policy;
+    uint64_t flags;
+    int32_t nice;
+    uint32_t priority;
+    uint64_t runtime, deadline, period;
+};
 
 unsigned rcl_manager_period_ms = 4;
 
@@ -153,6 +165,14 @@ void rcl_pool_settle(struct rcl_server *srv, int role)
     if (srv->fifo && role != ROLE_MANAGER) {
         struct sched_param p = {.sched_priority = prio[role]};
         pthread_setschedparam(pthread_self(), SCHED_FIFO, &p);
+    } else if (!srv->fifo && role == ROLE_SERVICING) {
+        /* Degraded: the least time slice the kernel allows (EEVDF's per-task slice, Linux
+         * 6.12+; older kernels ignore it).  A servicing thread that wakes up for a request then
+         * has the earliest deadline and preempts the thread running on its CPU at once, where
+         * it waited for that thread's whole slice (and on a loaded CPU, for several); its share
+         * of the CPU stays a fair one, taken in shorter turns. */
+        struct lt_sched_attr a = {.size = sizeof a, .policy = SCHED_OTHER, .runtime = SLICE_NS};
+        syscall(SYS_sched_setattr, 0, &a, 0);
     }
 }
 
