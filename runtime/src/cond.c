@@ -189,10 +189,12 @@ int lt_cond_wait_generic(lt_cond_t *c, lt_mutex_t *m, const struct timespec *abs
     *MUTEX(c) = m; /* POSIX: every concurrent waiter uses the same mutex */
     lt_lll_unlock(&c->_lock);
 
+    /* Read before the mutex is released: from then on a signaller may wake us, destroy the
+     * condition variable and free it. */
+    clockid_t clock = (c->_flags & COND_F_MONOTONIC) ? CLOCK_MONOTONIC : CLOCK_REALTIME;
     uint32_t depth;
     lt_mutex_cond_release(m, &depth); /* cannot fail: lt_mutex_cond_check passed */
     lt_stat(m->_site, LT_STAT_COND_WAITS);
-    clockid_t clock = (c->_flags & COND_F_MONOTONIC) ? CLOCK_MONOTONIC : CLOCK_REALTIME;
     int ret = 0;
     const struct timespec *deadline = abstime;
     uint32_t w;
