@@ -131,7 +131,7 @@ static void parent_after_fork(void)
  * with empty mailboxes - the parent's other threads, whose requests they held, are gone. */
 static void child_after_fork(void)
 {
-    pthread_mutex_init(&start_lock, NULL);
+    pthread_mutex_unlock(&start_lock); /* taken by this thread in prepare_fork */
     rcl_clients_after_fork(true);
     for (int c = 0; c < CPU_SETSIZE; c++) {
         struct rcl_server *srv = servers[c];
