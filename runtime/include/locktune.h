@@ -60,6 +60,7 @@ struct lt_cond {
         struct {
             void *_head, *_tail; /* waiters */
             void *_mutex;        /* the mutex they wait with */
+            uint32_t _leaving;   /* timed-out waiters a waker unlinked, not yet gone */
         } _q;
         pthread_cond_t _posix;
     } _u;
@@ -90,7 +91,7 @@ typedef struct lt_cond lt_cond_t;
         0, 0,                                                                                      \
         {                                                                                          \
             {                                                                                      \
-                0, 0, 0                                                                            \
+                0, 0, 0, 0                                                                         \
             }                                                                                      \
         }                                                                                          \
     }

@@ -17,23 +17,33 @@
  * the holder's thread-local list and is woken right after the holder releases that mutex
  * (lt_mutex_unlock, or the release inside its next lt_cond_wait).
  *
- * A node's word, and who moves it:
+ * A node's word, and who moves it (a waker claims a node under the list lock, and wakes it
+ * after releasing that lock, or later still when the wake-up is deferred):
  *
- *   WAITING --signal (after dequeueing it)------------------> WOKEN        (return)
- *      |    --broadcast (after detaching the list)---------> WOKEN_CHAIN  (re-lock, then
- *      |                                                                   wake node->next)
- *      +--timeout: under the list lock, still listed? unlink, ETIMEDOUT.  Not listed: a waker
- *         owns the node; wait (without timeout) for its word to change.
+ *   WAITING --signal/broadcast, under the list lock: CAS--> CLAIMED --wake--> WOKEN (return)
+ *      |                                                             or WOKEN_CHAIN (re-lock,
+ *      |                                                                 then wake node->next)
+ *      +--timeout: CAS--> LEAVING: no waker owns the node; under the list lock, unlink it, or,
+ *         if a waker already unlinked it (and skipped it), count ourselves out of `_leaving`;
+ *         ETIMEDOUT.
+ *   A timeout whose CAS fails (CLAIMED): a waker owns the node; wait, without a deadline, for
+ *   its word to turn WOKEN*.  The condition variable is never touched again.
  *
- * A waker touches the condition variable only under the list lock, and the node only after
- * releasing it: once a waiter has been woken, nothing in the condition variable is touched on
- * its behalf, so it may destroy it.  A deferred node stays alive meanwhile: its waiter is not
- * listed any more, so it waits for its word whatever its timeout.  Timed waits use the clock set by
+ * So a waiter that a waker has claimed never touches the condition variable again - the waker
+ * may destroy and free it as soon as it returns (POSIX allows destroying a condition variable
+ * once its waiters are woken) - and a LEAVING waiter, which does touch it, is still listed or
+ * counted in `_leaving`, which lt_cond_destroy waits to drain.  A waker touches the node only
+ * while it owns it (CLAIMED), or under the list lock (the LEAVING waiter takes that lock before
+ * it returns): a node on a waiter's stack is never touched after its waiter returned.  A
+ * deferred node stays alive meanwhile: CLAIMED, its waiter waits for its word whatever its
+ * timeout.  Timed waits use the clock set by
  * pthread_condattr_setclock (CLOCK_REALTIME by default).  Process-shared condition variables are
  * glibc's, kept inline.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "algo.h"
@@ -43,7 +53,7 @@
 #include "mutex.h"
 #include "thread.h"
 
-enum { W_WAITING = 0, W_WOKEN = 1, W_WOKEN_CHAIN = 2 };
+enum { W_WAITING = 0, W_WOKEN = 1, W_WOKEN_CHAIN = 2, W_CLAIMED = 3, W_LEAVING = 4 };
 
 #define COND_F_MONOTONIC 1u
 #define COND_F_NATIVE    2u
@@ -55,9 +65,10 @@ struct cond_node {
     struct cond_node *dnext; /* deferred list link; owned by the deferring thread */
 };
 
-#define HEAD(c)  ((struct cond_node **)&(c)->_u._q._head)
-#define TAIL(c)  ((struct cond_node **)&(c)->_u._q._tail)
-#define MUTEX(c) ((lt_mutex_t **)&(c)->_u._q._mutex)
+#define HEAD(c)    ((struct cond_node **)&(c)->_u._q._head)
+#define TAIL(c)    ((struct cond_node **)&(c)->_u._q._tail)
+#define MUTEX(c)   ((lt_mutex_t **)&(c)->_u._q._mutex)
+#define LEAVING(c) (&(c)->_u._q._leaving)
 
 LT_API int lt_cond_init(lt_cond_t *c, const pthread_condattr_t *attr)
 {
@@ -83,10 +94,19 @@ LT_API int lt_cond_destroy(lt_cond_t *c)
 {
     if (c->_flags & COND_F_NATIVE)
         return pthread_cond_destroy(&c->_u._posix);
-    lt_lll_lock(&c->_lock);
-    int busy = *HEAD(c) != NULL;
-    lt_lll_unlock(&c->_lock);
-    return busy ? EBUSY : 0;
+    for (;;) {
+        lt_lll_lock(&c->_lock);
+        int busy = *HEAD(c) != NULL;
+        uint32_t leaving = *LEAVING(c);
+        lt_lll_unlock(&c->_lock);
+        if (busy)
+            return EBUSY;
+        if (!leaving)
+            return 0;
+        /* Timed-out waiters a waker skipped: each is about to take the list lock, find itself
+         * unlinked and leave (a few instructions; the list lock is all it waits for). */
+        sched_yield();
+    }
 }
 
 /* Under the list lock: remove n if it is still listed. */
@@ -104,6 +124,16 @@ static int unlink_node(lt_cond_t *c, struct cond_node *n)
     if (*TAIL(c) == n)
         *TAIL(c) = prev;
     return 1;
+}
+
+/* Under the list lock: take n for a wake-up, unless its waiter timed out and is leaving. */
+static bool claim(struct cond_node *n)
+{
+    uint32_t expect = W_WAITING;
+    /* relaxed: against the waiter's CAS to LEAVING, on the same word; the wake-up that follows
+     * is a release store. */
+    return __atomic_compare_exchange_n(&n->word, &expect, W_CLAIMED, 0, __ATOMIC_RELAXED,
+                                       __ATOMIC_RELAXED);
 }
 
 static void wake_node(struct cond_node *n, uint32_t how)
@@ -159,25 +189,32 @@ int lt_cond_wait_generic(lt_cond_t *c, lt_mutex_t *m, const struct timespec *abs
     *MUTEX(c) = m; /* POSIX: every concurrent waiter uses the same mutex */
     lt_lll_unlock(&c->_lock);
 
+    /* Read before the mutex is released: from then on a signaller may wake us, destroy the
+     * condition variable and free it. */
+    clockid_t clock = (c->_flags & COND_F_MONOTONIC) ? CLOCK_MONOTONIC : CLOCK_REALTIME;
     uint32_t depth;
     lt_mutex_cond_release(m, &depth); /* cannot fail: lt_mutex_cond_check passed */
     lt_stat(m->_site, LT_STAT_COND_WAITS);
-    clockid_t clock = (c->_flags & COND_F_MONOTONIC) ? CLOCK_MONOTONIC : CLOCK_REALTIME;
     int ret = 0;
     const struct timespec *deadline = abstime;
     uint32_t w;
     /* acquire: pairs with wake_node's release store. */
-    while ((w = __atomic_load_n(&n.word, __ATOMIC_ACQUIRE)) == W_WAITING) {
-        if (lt_futex_wait(&n.word, W_WAITING, deadline, clock) != ETIMEDOUT)
+    while ((w = __atomic_load_n(&n.word, __ATOMIC_ACQUIRE)) == W_WAITING || w == W_CLAIMED) {
+        if (lt_futex_wait(&n.word, w, w == W_WAITING ? deadline : NULL, clock) != ETIMEDOUT)
             continue;
+        /* relaxed: the node's owner is decided by this CAS against the wakers' claim (one
+         * word); what we do next is ordered by the list lock, and a claimed node's wake-up by
+         * the acquire load above. */
+        uint32_t expect = W_WAITING;
+        if (!__atomic_compare_exchange_n(&n.word, &expect, W_LEAVING, 0, __ATOMIC_RELAXED,
+                                         __ATOMIC_RELAXED))
+            continue; /* claimed: a waker owns the node, its wake-up comes */
         lt_lll_lock(&c->_lock);
-        int listed = unlink_node(c, &n);
+        if (!unlink_node(c, &n))
+            (*LEAVING(c))--; /* a waker unlinked us, and counted us */
         lt_lll_unlock(&c->_lock);
-        if (listed) {
-            ret = ETIMEDOUT;
-            break;
-        }
-        deadline = NULL; /* a waker owns the node: its word changes soon */
+        ret = ETIMEDOUT;
+        break;
     }
     lt_mutex_cond_reacquire(m, depth);
     if (ret == 0 && w == W_WOKEN_CHAIN && n.next)
@@ -219,12 +256,15 @@ LT_API int lt_cond_signal(lt_cond_t *c)
     if (!__atomic_load_n(HEAD(c), __ATOMIC_RELAXED))
         return 0;
     lt_lll_lock(&c->_lock);
-    struct cond_node *n = *HEAD(c);
+    struct cond_node *n;
     lt_mutex_t *m = *MUTEX(c);
-    if (n) {
+    while ((n = *HEAD(c)) != NULL) {
         __atomic_store_n(HEAD(c), n->next, __ATOMIC_RELAXED);
         if (!n->next)
             *TAIL(c) = NULL;
+        if (claim(n))
+            break;
+        (*LEAVING(c))++; /* a timed-out waiter: unlinked for it, it counts itself out */
     }
     lt_lll_unlock(&c->_lock);
     if (n)
@@ -243,6 +283,15 @@ LT_API int lt_cond_broadcast(lt_cond_t *c)
     lt_mutex_t *m = *MUTEX(c);
     __atomic_store_n(HEAD(c), NULL, __ATOMIC_RELAXED);
     *TAIL(c) = NULL;
+    /* Claim every waiter; the timed-out ones leave the chain (they are leaving on their own). */
+    for (struct cond_node **pp = &first; *pp;) {
+        if (claim(*pp)) {
+            pp = &(*pp)->next;
+        } else {
+            *pp = (*pp)->next;
+            (*LEAVING(c))++;
+        }
+    }
     lt_lll_unlock(&c->_lock);
     if (first)
         wake_or_defer(first, W_WOKEN_CHAIN, m);

@@ -26,11 +26,23 @@
  * stays with its thread until the thread exits (then it leaks: the list it was in is gone).
  * lt_mutex_destroy unlinks every record (the owners re-push theirs if the lock is re-used).
  *
+ * fork: a record published by a thread of the parent stays in the list of the child, where
+ * that thread does not exist; its section must never run there.  Every publication carries
+ * the fork generation (fc_generation, incremented by the child's fork handler - installed
+ * when the library loads, so it runs before a program's own child handlers); a combiner that
+ * finds a section published in an older generation unlinks its record and leaves it inactive
+ * (and leaked: its owner is gone).  The forking thread's own records hold no request across
+ * the fork (it was forking), and it re-publishes with the new generation.
+ *
+ *   record.gen:   the owner's, written before the section (so a combiner that sees the
+ *                 section sees its generation)
+ *
  * Competitive hand-over of the combiner role: whoever takes the free word combines, so the
  * role always goes to a running thread (the paper: FC holds up when threads outnumber CPUs).
  * Waiting: spin, then yield (LT_WAIT_SPIN).  State: 16 bytes; 64 bytes per thread per lock it
  * executed on (at most FC_CACHE per thread are kept).
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -52,6 +64,7 @@ struct fc_rec {
     lt_mutex_t *lock;    /* the lock it publishes to (the owner's cache key) */
     uint32_t state;      /* atomic: R_* */
     uint32_t age;        /* the session that last served it (combiner only) */
+    uint32_t gen;        /* atomic (relaxed): fc_generation when the section was published */
 } __attribute__((aligned(64)));
 
 struct fc_lock {
@@ -68,6 +81,19 @@ struct fc_cache_entry {
 static __thread struct fc_cache_entry cache[FC_CACHE] __attribute__((tls_model("initial-exec")));
 
 static int fc_unlock(lt_mutex_t *m);
+
+static uint32_t fc_generation; /* atomic (relaxed): forks this process descends through */
+
+static void fc_after_fork_child(void)
+{
+    /* relaxed: the child has one thread now; the threads it creates see it at their start */
+    __atomic_store_n(&fc_generation, fc_generation + 1, __ATOMIC_RELAXED);
+}
+
+__attribute__((constructor)) static void fc_install_fork_handler(void)
+{
+    pthread_atfork(NULL, NULL, fc_after_fork_child);
+}
 
 static int fc_init(lt_mutex_t *m)
 {
@@ -118,7 +144,7 @@ static struct fc_rec *record_of(lt_mutex_t *m)
             fputs("locktune: error: out of memory for a flat-combining record\n", stderr);
             abort();
         }
-        *e.rec = (struct fc_rec){NULL, NULL, NULL, m, R_INACTIVE, 0};
+        *e.rec = (struct fc_rec){NULL, NULL, NULL, m, R_INACTIVE, 0, 0};
         lt_thread_register(); /* lt_fc_thread_exit at thread exit */
     }
     for (; i > 0; i--)
@@ -209,6 +235,14 @@ static void combine(lt_mutex_t *m, struct fc_rec *own)
             }
             /* acquire: pairs with the owner's release store of the section. */
             f = __atomic_load_n(&r->fn, __ATOMIC_ACQUIRE);
+            if (f && __atomic_load_n(&r->gen, __ATOMIC_RELAXED) !=
+                         __atomic_load_n(&fc_generation, __ATOMIC_RELAXED)) {
+                /* published by a thread of the parent, before the fork: never run it */
+                unlink_rec(l, prev, r);
+                __atomic_store_n(&r->state, R_INACTIVE, __ATOMIC_RELAXED); /* nobody else */
+                r = next;
+                continue;
+            }
             if (f && f != FC_BUSY) {
                 serve(m, &frame, r, f, session);
                 lt_stat(lt_site(m), LT_STAT_DELEGATED);
@@ -262,7 +296,8 @@ static void *fc_execute(lt_mutex_t *m, lt_cs_fn fn, void *ctx, unsigned flags)
     struct fc_lock *l = LT_STATE(m, struct fc_lock);
     struct fc_rec *r = record_of(m);
     r->ctx = ctx;
-    /* release: a combiner that sees the section sees its context. */
+    __atomic_store_n(&r->gen, __atomic_load_n(&fc_generation, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+    /* release: a combiner that sees the section sees its context and generation. */
     __atomic_store_n(&r->fn, fn, __ATOMIC_RELEASE);
     activate(l, r);
     struct lt_spin s = LT_SPIN_INIT;

@@ -276,7 +276,7 @@ void rcl_clients_after_fork(bool child)
         return;
     }
     /* The child's one thread keeps its id; the parent's other threads are not here. */
-    pthread_mutex_init(&ids_lock, NULL);
+    pthread_mutex_unlock(&ids_lock); /* taken by this thread in prepare */
     memset(ids, 0, sizeof ids);
     overflow_lock = 0;
     int32_t id = rcl_self.id;

@@ -13,8 +13,8 @@
  *   servicing thread:  in the pool (servicing = 1) --pass ends, nfree > 1: retire--> prepared
  *                      prepared --manager: servicing = 1, FUTEX_WAKE--> in the pool
  *
- * Two modes, chosen when the first server starts and reported (stderr when degraded, and the
- * statistics):
+ * Two modes, chosen when the first server starts and reported (the statistics; stderr when
+ * SCHED_FIFO was wanted but is not permitted):
  *
  * SCHED_FIFO (the paper's; needs CAP_SYS_NICE or RLIMIT_RTPRIO): priorities manager (4) >
  * servicing (3) > backup (2).  A servicing thread is never preempted by the application (nor
@@ -29,20 +29,27 @@
  *     SCHED_FIFO run queue (lower, then raise, its priority): a busy-waiting section (Fig. 2)
  *     gives the CPU up only this way.
  *
- * Degraded (no SCHED_FIFO permission, or LOCKTUNE_RCL_MODE=degraded): the paper only says the
- * manager and backup are gone (§3.2.2) and leaves the pool's growth open.  Here:
+ * SCHED_FIFO is for a CPU reserved for the server: the default (auto) chooses it only on an
+ * isolated CPU, or LOCKTUNE_RCL_MODE=fifo asks for it (docs/delegation.md, "Neighbours").
+ *
+ * Degraded (the default on a CPU that is not reserved, no SCHED_FIFO permission, or
+ * LOCKTUNE_RCL_MODE=degraded): the paper only says the manager and backup are gone (§3.2.2)
+ * and leaves the pool's growth open.  Here:
  *   - servicing threads and the manager are ordinary SCHED_OTHER threads, still pinned: CFS
  *     time-slices them, so a busy-waiting section no longer needs an election - once a second
  *     servicing thread exists, it gets its share of the CPU within a time slice;
- *   - the backup is a SCHED_IDLE thread (allowed without privilege): it runs when nothing else
- *     on the CPU can, i.e. promptly when every servicing thread blocks; as SCHED_IDLE still gets
- *     a sliver of CPU under load, the manager confirms a backup's call - is_alive still clear
- *     1 ms later - before it adds a thread;
+ *   - there is no backup thread: the manager's period check (below) sees a pool whose every
+ *     thread blocked within a period.  (A SCHED_IDLE backup - the earlier design - runs only
+ *     when nothing else on the CPU can: on a busy CPU a killed process then waited for it for
+ *     up to a second before it could exit, its sockets still open - memcached's
+ *     t/daemonize.t.  Every thread of a degraded server is an ordinary SCHED_OTHER thread.)
  *   - the manager's period check is the same as under SCHED_FIFO (it covers the busy-waiting
- *     case).
+ *     and the blocked cases).
  * Liveness is therefore the same as the paper's; the costs are that servicing threads share
  * their CPU with whatever else the scheduler puts there (application threads should be pinned
- * elsewhere), can be preempted while holding a lock, and react to blocking ~1 ms later.
+ * elsewhere), can be preempted while holding a lock, and react to blocking one manager period
+ * (4 ms) later - the price of never keeping another thread off the CPU for longer than the
+ * kernel's fair scheduler does.
  *
  * A section that is about to wait on a condition variable, or to yield for a lock of its own
  * server held elsewhere, knows it will stop serving: it makes sure a free servicing thread
@@ -60,6 +67,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -72,7 +80,17 @@
 #define PRIO_SERVICING 3
 #define PRIO_MANAGER   4
 #define BACKUP_NAP_NS  1000000u
-#define CONFIRM_NS     1000000u
+
+#define SLICE_NS 100000u /* degraded servicing threads' time slice (the kernel's least) */
+
+/* The kernel's struct sched_attr (sched_setattr(2); glibc 2.36 has no wrapper). */
+struct lt_sched_attr {
+    uint32_t size, policy;
+    uint64_t flags;
+    int32_t nice;
+    uint32_t priority;
+    uint64_t runtime, deadline, period;
+};
 
 unsigned rcl_manager_period_ms = 4;
 
@@ -140,19 +158,21 @@ static int spawn(struct rcl_server *srv, enum role role, void *(*fn)(void *), vo
 }
 
 /* A new thread of srv's takes its own scheduling: under SCHED_FIFO its priority (lowered from
- * the manager's, it goes to the front of its new priority's queue); degraded, the backup
- * becomes SCHED_IDLE (no privilege needed). */
+ * the manager's, it goes to the front of its new priority's queue); degraded, nothing to do. */
 void rcl_pool_settle(struct rcl_server *srv, int role)
 {
     static const int prio[] = {PRIO_SERVICING, PRIO_MANAGER, PRIO_BACKUP};
-    if (srv->fifo) {
-        if (role != ROLE_MANAGER) {
-            struct sched_param p = {.sched_priority = prio[role]};
-            pthread_setschedparam(pthread_self(), SCHED_FIFO, &p);
-        }
-    } else if (role == ROLE_BACKUP) {
-        struct sched_param p = {.sched_priority = 0};
-        pthread_setschedparam(pthread_self(), SCHED_IDLE, &p);
+    if (srv->fifo && role != ROLE_MANAGER) {
+        struct sched_param p = {.sched_priority = prio[role]};
+        pthread_setschedparam(pthread_self(), SCHED_FIFO, &p);
+    } else if (!srv->fifo && role == ROLE_SERVICING) {
+        /* Degraded: the least time slice the kernel allows (EEVDF's per-task slice, Linux
+         * 6.12+; older kernels ignore it).  A servicing thread that wakes up for a request then
+         * has the earliest deadline and preempts the thread running on its CPU at once, where
+         * it waited for that thread's whole slice (and on a loaded CPU, for several); its share
+         * of the CPU stays a fair one, taken in shorter turns. */
+        struct lt_sched_attr a = {.size = sizeof a, .policy = SCHED_OTHER, .runtime = SLICE_NS};
+        syscall(SYS_sched_setattr, 0, &a, 0);
     }
 }
 
@@ -283,7 +303,7 @@ static void elect(struct rcl_server *srv)
     lt_local_add64(&srv->ct.elections, 1, srv->pinned);
 }
 
-static void check(struct rcl_server *srv, bool called)
+static void check(struct rcl_server *srv)
 {
     bool local = srv->pinned;
     lt_local_add64(&srv->ct.manager_checks, 1, local);
@@ -292,15 +312,6 @@ static void check(struct rcl_server *srv, bool called)
     if (__atomic_load_n(&srv->alive, __ATOMIC_RELAXED)) {
         __atomic_store_n(&srv->alive, 0, __ATOMIC_RELAXED);
         return;
-    }
-    if (called && !srv->fifo) {
-        /* a SCHED_IDLE backup also runs, a little, beside busy threads: confirm */
-        struct timespec d = in_ns(CONFIRM_NS);
-        uint32_t w = __atomic_load_n(&srv->manager_word, __ATOMIC_RELAXED);
-        lt_futex_wait(&srv->manager_word, w, &d, CLOCK_MONOTONIC);
-        if (__atomic_load_n(&srv->alive, __ATOMIC_RELAXED) ||
-            __atomic_load_n(&srv->state, __ATOMIC_ACQUIRE) != RCL_RUNNING)
-            return;
     }
     lt_local_add64(&srv->ct.alive_misses, 1, local);
     if (__atomic_load_n(&srv->nfree, __ATOMIC_RELAXED) == 0) {
@@ -331,9 +342,8 @@ static void *manager_main(void *arg)
         }
         uint32_t w = __atomic_load_n(&srv->manager_word, __ATOMIC_ACQUIRE);
         struct timespec d = in_ns(period);
-        bool called = lt_futex_wait(&srv->manager_word, w, &d, CLOCK_MONOTONIC) != ETIMEDOUT &&
-                      __atomic_load_n(&srv->manager_word, __ATOMIC_ACQUIRE) != w;
-        check(srv, called);
+        lt_futex_wait(&srv->manager_word, w, &d, CLOCK_MONOTONIC); /* the period, or the backup */
+        check(srv);
     }
     return NULL;
 }
@@ -345,7 +355,7 @@ static void *backup_main(void *arg)
     struct rcl_server *srv = arg;
     rcl_pool_settle(srv, ROLE_BACKUP);
     wait_started(srv);
-    uint64_t nap = srv->fifo ? BACKUP_NAP_NS : (uint64_t)rcl_manager_period_ms * 1000000u;
+    uint64_t nap = BACKUP_NAP_NS;
     for (;;) {
         if (__atomic_load_n(&srv->state, __ATOMIC_ACQUIRE) == RCL_SLEEPING) {
             lt_futex_wait(&srv->state, RCL_SLEEPING, NULL, CLOCK_MONOTONIC);
@@ -371,11 +381,44 @@ static void decide_mode_degraded(const char *why)
     __atomic_store_n(&mode, MODE_DEGRADED, __ATOMIC_RELEASE);
 }
 
+/* Whether the kernel keeps cpu for threads pinned there (isolcpus=, cpusets' isolated
+ * partitions: /sys/devices/system/cpu/isolated, a list such as "1-3,5"). */
+static bool cpu_reserved(int cpu)
+{
+    FILE *f = fopen("/sys/devices/system/cpu/isolated", "r");
+    if (!f)
+        return false;
+    char buf[512];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    bool found = false;
+    for (char *p = buf; *p && !found;) {
+        char *end;
+        long lo = strtol(p, &end, 10), hi = lo;
+        if (end == p)
+            break;
+        if (*end == '-')
+            hi = strtol(end + 1, &end, 10);
+        found = cpu >= lo && cpu <= hi;
+        p = *end == ',' ? end + 1 : end;
+    }
+    return found;
+}
+
 int rcl_pool_start(struct rcl_server *srv)
 {
     int cfg = lt_config_rcl_mode();
     if (mode == MODE_UNDECIDED && cfg == LT_RCL_MODE_DEGRADED)
         decide_mode_degraded("LOCKTUNE_RCL_MODE=degraded");
+    /* SCHED_FIFO only on a CPU reserved for the server (docs/delegation.md, "Neighbours"): a
+     * busy SCHED_FIFO server keeps every other thread off its CPU - threads of other processes,
+     * other processes' servers (SCHED_FIFO peers of equal priority never share the CPU), the
+     * threads of a killed process that must run to exit - until RT throttling, 950 ms in the
+     * second. */
+    if (mode == MODE_UNDECIDED && cfg == LT_RCL_MODE_AUTO && !cpu_reserved(srv->cpu))
+        decide_mode_degraded("the server's CPU is not reserved for it (not isolated): "
+                             "LOCKTUNE_RCL_MODE=fifo asks for SCHED_FIFO anyway");
     unsigned nusable;
     lt_config_usable_cpus(&nusable);
     if (mode == MODE_UNDECIDED && nusable < 2)
@@ -412,7 +455,7 @@ int rcl_pool_start(struct rcl_server *srv)
         return r;
     if (mode == MODE_UNDECIDED)
         __atomic_store_n(&mode, srv->fifo ? MODE_FIFO : MODE_DEGRADED, __ATOMIC_RELEASE);
-    if ((r = spawn(srv, ROLE_BACKUP, backup_main, srv, &t)) != 0)
+    if (srv->fifo && (r = spawn(srv, ROLE_BACKUP, backup_main, srv, &t)) != 0)
         return r; /* (a manager without servicing threads waits, harmlessly) */
     pthread_mutex_lock(&srv->pool_lock);
     r = new_servicing_thread(srv);

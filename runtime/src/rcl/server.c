@@ -58,7 +58,6 @@
 
 static struct rcl_server *servers[CPU_SETSIZE]; /* by CPU; atomic pointers */
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
 /* ---- placement ---- */
 
@@ -82,12 +81,16 @@ int lt_rcl_site_server(int site, int *cpu)
     return k;
 }
 
-/* A server owns its CPU.  Under SCHED_FIFO an application thread left there runs only while
- * the server sleeps (its own requests wake the server, which preempts it); degraded, it takes
- * time from the server (measured: a client sharing the server's CPU made each request cost
- * ~15 us instead of ~0.5).  So a thread's first request moves it off the servers' CPUs - if its
- * affinity leaves it another CPU - as the paper pins application threads elsewhere.  Threads
- * it creates afterwards inherit that. */
+/* A SCHED_FIFO server owns its CPU: an application thread left there runs only while the
+ * server sleeps (its own requests wake the server, which preempts it).  So a thread's first
+ * request moves it off the SCHED_FIFO servers' CPUs - if its affinity leaves it another CPU -
+ * as the paper pins application threads elsewhere.  Threads it creates, and processes it
+ * forks, inherit that.  A degraded server's CPU is not reserved and its threads are ordinary
+ * ones: its clients stay where the scheduler puts them.  (Moved off, every thread of every
+ * process using RCL crowded onto the remaining CPUs: on 2 CPUs, a daemonized memcached beside a
+ * busy one took 1.5-18 s to start instead of 0.1 s, each of its start-up hand-shakes waiting
+ * for a turn on the one CPU left.  A client sharing its server's CPU pays for it instead:
+ * measured ~15 us a request instead of ~0.5 when it is there.) */
 void rcl_move_off_servers(void)
 {
     cpu_set_t mine, off;
@@ -97,7 +100,7 @@ void rcl_move_off_servers(void)
     bool any = false;
     for (int c = 0; c < CPU_SETSIZE; c++) {
         struct rcl_server *srv = __atomic_load_n(&servers[c], __ATOMIC_ACQUIRE);
-        if (srv && CPU_ISSET(c, &mine)) {
+        if (srv && srv->fifo && CPU_ISSET(c, &mine)) {
             CPU_SET(c, &off);
             any = true;
         }
@@ -128,7 +131,7 @@ static void parent_after_fork(void)
  * with empty mailboxes - the parent's other threads, whose requests they held, are gone. */
 static void child_after_fork(void)
 {
-    pthread_mutex_init(&start_lock, NULL);
+    pthread_mutex_unlock(&start_lock); /* taken by this thread in prepare_fork */
     rcl_clients_after_fork(true);
     for (int c = 0; c < CPU_SETSIZE; c++) {
         struct rcl_server *srv = servers[c];
@@ -155,7 +158,13 @@ static void child_after_fork(void)
     }
 }
 
-static void install_fork_handlers(void)
+/* Installed when the library loads, before the program can register its own: handlers run
+ * in reverse order of registration before a fork and in order after it, so ours prepare last -
+ * after a program's prepare handler has taken its locks through the server - and reset the
+ * child first - before a program's child handler releases those locks through a server that
+ * must then restart (a server registered later, at its first lock, left the child's releases
+ * waiting for a server that was not there: the child hung). */
+__attribute__((constructor)) static void install_fork_handlers(void)
 {
     pthread_atfork(prepare_fork, parent_after_fork, child_after_fork);
 }
@@ -228,7 +237,6 @@ struct rcl_server *rcl_server_for_site(int site)
     struct rcl_server *srv = __atomic_load_n(&servers[cpu], __ATOMIC_ACQUIRE);
     if (srv)
         return srv;
-    pthread_once(&fork_once, install_fork_handlers);
     pthread_mutex_lock(&start_lock);
     srv = servers[cpu];
     if (!srv) {
@@ -511,6 +519,8 @@ void *rcl_servicing_main(void *arg)
             idle_passes = 0;
             continue;
         }
+        if (!srv->fifo)
+            sched_yield(); /* degraded, idle: whoever else wants this CPU runs first */
         if (++idle_passes & 63)
             continue; /* the clock every 64 empty passes: ~20 ns a read, on the server's path */
         uint64_t now = lt_now_ns();
