@@ -443,11 +443,11 @@ int rcl_pool_start(struct rcl_server *srv)
                     PRIO_MANAGER);
             exit(2);
         }
+        /* Said in LOCKTUNE_STATS (the mode and its reason), never on the program's own
+         * stderr: a library's note changes what the program prints (libuv's spawn tests
+         * compare a child's output with what it wrote). */
         decide_mode_degraded("SCHED_FIFO not permitted (EPERM: needs CAP_SYS_NICE or "
                              "RLIMIT_RTPRIO)");
-        fprintf(stderr,
-                "locktune: note: SCHED_FIFO is not permitted: RCL servers run in degraded mode "
-                "(docs/delegation.md)\n");
         srv->fifo = false;
         r = spawn(srv, ROLE_MANAGER, manager_main, srv, &t);
     }
