@@ -313,11 +313,41 @@ std::optional<std::string> checkCallees(const FunctionContext &F, const Section 
 std::optional<std::string> checkCheckedLock(const FunctionContext &F, const Section &S,
                                             const TUContext &TU)
 {
-    if (!S.CheckedLock || TU.MutexAttributes.empty())
-        return std::nullopt;
-    return "the result of the lock call at line " + lineOf(F.Src, S.Lock.Call) +
-           " is checked and this file makes mutexes whose lock can fail (" + TU.MutexAttributes +
-           "): lt_execute has no error to return to the check";
+    if (S.CheckedLock && !TU.MutexAttributes.empty())
+        return "the result of the lock call at line " + lineOf(F.Src, S.Lock.Call) +
+               " is checked and this file makes mutexes whose lock can fail (" +
+               TU.MutexAttributes + "): lt_execute has no error to return to the check";
+    // The failure branches that go away with their calls must not leave a variable or a label
+    // unused (-Wunused-variable, -Wunused-parameter, -Wunused-label).
+    std::vector<const CallExpr *> Calls{S.Lock.Call};
+    Calls.insert(Calls.end(), S.Unlocks.begin(), S.Unlocks.end());
+    std::set<const Stmt *> Dropped; // the failure branches
+    for (const CallExpr *C : Calls)
+        if (const IfStmt *I = checkedIf(F, C))
+            Dropped.insert(I->getThen());
+    auto dropped = [&](const Stmt *X) {
+        for (; X; X = F.PM->getParent(X))
+            if (Dropped.count(X))
+                return true;
+        return false;
+    };
+    for (const VarRef &R : F.Facts.Refs)
+        if (R.Var->isLocalVarDeclOrParm() && dropped(R.Ref))
+            return "the check of a lock or unlock call uses '" + R.Var->getNameAsString() +
+                   "' (line " + std::to_string(F.Src.line(R.At)) +
+                   "): the check goes away with the call and could leave it unused";
+    for (const GotoStmt *G : F.Facts.Gotos) {
+        if (!dropped(G))
+            continue;
+        bool Other = false;
+        for (const GotoStmt *H : F.Facts.Gotos)
+            Other |= H->getLabel() == G->getLabel() && !dropped(H);
+        if (!Other)
+            return "the check at line " + lineOf(F.Src, G) + " is the only goto to '" +
+                   G->getLabel()->getName().str() +
+                   "': the check goes away with its call and would leave the label unused";
+    }
+    return std::nullopt;
 }
 
 } // namespace

@@ -49,6 +49,19 @@ static void add_c(long n)
     pthread_mutex_unlock(&c_lock);
 }
 
+/* The check is the only way to its label: dropped with the lock call, it would leave the
+ * label unused, so this section is kept. */
+static int add_d(long n)
+{
+    if (pthread_mutex_lock(&c_lock) != 0)
+        goto fail;
+    d += n;
+    pthread_mutex_unlock(&c_lock);
+    return 0;
+fail:
+    return -1;
+}
+
 static void *worker(void *arg)
 {
     long id = (long)arg;
@@ -57,6 +70,8 @@ static void *worker(void *arg)
         if (add_b(i) != 0)
             return NULL;
         add_c(i + id);
+        if (add_d(1) != 0)
+            return NULL;
     }
     return NULL;
 }
@@ -72,6 +87,7 @@ int main(void)
     return 0;
 }
 // EXTRACTED: 3
+// KEPT: the only goto to 'fail'
 // CHECK: static void add_a(long n)
 // CHECK-NEXT: {
 // CHECK-NEXT: struct add_a__cs1_ctx lt_cs1 = {.n = n};
