@@ -6,7 +6,7 @@ namespace locktune {
 
 void EditContext::replace(Span Range, std::function<std::string()> Text)
 {
-    Edits.push_back(Edit{Range, std::move(Text), unsigned(Edits.size())});
+    Edits.push_back(Edit{Range, std::move(Text), unsigned(Edits.size()), Src.editOwner()});
 }
 
 void EditContext::replace(Span Range, std::string Text)
@@ -35,13 +35,15 @@ std::string EditContext::render(Span Range) const
     });
     std::string Out;
     unsigned Pos = Range.Begin;
+    const Edit *Last = nullptr; // the edit that replaced the bytes up to Pos
     for (const Edit *E : Inside) {
         // Inside (or overlapping) a range already replaced: part of that replacement.
         if (E->Range.Begin < Pos) {
             if (E->Range.End > Pos) // straddles the end of what was replaced
-                Src.noteEditConflict();
+                Src.noteEditConflict(E->Owner, Last ? Last->Owner : nullptr);
             continue;
         }
+        Last = E;
         Out += Src.text(Span{Pos, E->Range.Begin}).str();
         Out += E->Text();
         Pos = E->Range.End;

@@ -23,6 +23,7 @@ struct Edit {
     Span Range;                        // bytes replaced (empty: an insertion)
     std::function<std::string()> Text; // the replacement
     unsigned Seq = 0;                  // insertion order, to keep insertions at one offset stable
+    const void *Owner = nullptr;       // the section that made it (SourceText::setEditOwner)
 };
 
 class EditContext {
@@ -39,7 +40,7 @@ public:
 
     // The bytes of Range with the edits that lie inside it applied.  Two edits that overlap
     // without one containing the other are a bug: the first is applied and the SourceText
-    // records the conflict (the file must then not be written).
+    // records the conflict and the owners of both edits (their sections are then kept).
     std::string render(Span Range) const;
 
 private:

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 
 using namespace clang;
 
@@ -507,6 +508,7 @@ void Emitter::emit(FunctionContext &F, std::vector<Section *> &Extracted)
         S->Edits = std::make_unique<EditContext>(Src);
     }
     for (Section *S : Extracted) {
+        Src.setEditOwner(S);
         EditContext &Own = *S->Edits;
         // Variables held by pointer: v -> *v, v.f -> v->f.
         for (const Binding &B : S->Bindings) {
@@ -561,7 +563,13 @@ void Emitter::emit(FunctionContext &F, std::vector<Section *> &Extracted)
                 Own.replace(*Sp, "{\n" + Src.indentOf(Sp->Begin) + "}");
         }
     }
+    // Declarations that move into extracted functions leave their old place: per declaration
+    // statement, the declarators that go (one declaration may give several to several
+    // sections: `Edge *enew, *e_am;`).
+    std::map<const DeclStmt *, std::vector<std::pair<const VarDecl *, Section *>>> Leaving;
+    std::vector<const DeclStmt *> LeavingOrder;
     for (Section *S : Extracted) {
+        Src.setEditOwner(S);
         Section *SP = S;
         FunctionContext *FP = &F;
         contextOf(S->Parent).replace(S->Whole, [this, FP, SP] { return callSite(*FP, *SP); });
@@ -583,24 +591,44 @@ void Emitter::emit(FunctionContext &F, std::vector<Section *> &Extracted)
                        ")";
             });
         }
-        // Declarations that move into the extracted function leave their old place.
         for (const Binding &B : S->Bindings) {
             if (B.Mode != BindMode::Moved)
                 continue;
             const DeclStmt *D = declStmtOf(F, B.Var);
-            std::optional<Span> Sp = D ? Src.stmtSpan(D) : std::nullopt;
-            if (!Sp)
+            if (!D)
                 continue;
-            Section *Owner = nullptr;
-            for (Section *E : Extracted)
-                if (E != S && E->inHeld(Sp->Begin) && (!Owner || Owner->Body.contains(E->Body)))
-                    Owner = E;
-            if (D->isSingleDecl())
-                contextOf(Owner).replace(Src.wholeLines(*Sp), "");
-            else if (std::optional<Span> Cut = declaratorSpan(F, D, B.Var))
+            if (!Leaving.count(D))
+                LeavingOrder.push_back(D);
+            Leaving[D].push_back({B.Var, S});
+        }
+    }
+    for (const DeclStmt *D : LeavingOrder) {
+        std::optional<Span> Sp = Src.stmtSpan(D);
+        if (!Sp)
+            continue;
+        const auto &Gone = Leaving[D];
+        Section *Owner = nullptr; // the extracted section whose code holds the declaration
+        for (Section *E : Extracted)
+            if (E->inHeld(Sp->Begin) && (!Owner || Owner->Body.contains(E->Body)))
+                Owner = E;
+        std::vector<const VarDecl *> Vars;
+        for (const auto &G : Gone)
+            Vars.push_back(G.first);
+        Src.setEditOwner(Gone.front().second);
+        if (std::optional<std::vector<Span>> Cuts = declaratorCuts(F, D, Vars)) {
+            for (Span C : *Cuts)
+                contextOf(Owner).replace(
+                    C.Begin == Sp->Begin && C.End == Sp->End ? Src.wholeLines(C) : C, "");
+            continue;
+        }
+        // Cut one declarator at a time (edits that overlap keep their sections).
+        for (const auto &[V, S] : Gone) {
+            Src.setEditOwner(S);
+            if (std::optional<Span> Cut = declaratorSpan(F, D, V))
                 contextOf(Owner).replace(*Cut, "");
         }
     }
+    Src.setEditOwner(nullptr);
     // The functions, inner sections first (their functions are called by the outer ones).
     std::vector<Section *> Order;
     std::function<void(Section *)> Post = [&](Section *S) {

@@ -1,6 +1,7 @@
 #include "Extractor.h"
 
 #include "Emitter.h"
+#include "Lifetime.h"
 #include "LockSites.h"
 #include "SectionChecks.h"
 #include "SectionFinder.h"
@@ -52,6 +53,34 @@ struct FunctionWork {
 
 std::optional<std::string> Extractor::run(Report &R)
 {
+    std::map<const CallExpr *, std::string> Keep;
+    while (true) {
+        Report Pass;
+        std::vector<const CallExpr *> Conflicts;
+        std::optional<std::string> Out = runOnce(Pass, Keep, Conflicts);
+        bool Again = false;
+        for (const CallExpr *C : Conflicts)
+            if (!Keep.count(C)) {
+                Keep[C] = "locktune-extract could not rewrite this section without its edits "
+                          "overlapping (an internal limit, please report it): kept";
+                Again = true;
+            }
+        if (!Again || Conflicts.empty()) {
+            R.Sections.insert(R.Sections.end(), Pass.Sections.begin(), Pass.Sections.end());
+            R.Sites.insert(R.Sites.end(), Pass.Sites.begin(), Pass.Sites.end());
+            R.Diagnostics.insert(R.Diagnostics.end(), Pass.Diagnostics.begin(),
+                                 Pass.Diagnostics.end());
+            R.FilesRewritten.insert(R.FilesRewritten.end(), Pass.FilesRewritten.begin(),
+                                    Pass.FilesRewritten.end());
+            return Out;
+        }
+    }
+}
+
+std::optional<std::string> Extractor::runOnce(Report &R,
+                                              const std::map<const CallExpr *, std::string> &Keep,
+                                              std::vector<const CallExpr *> &Conflicts)
+{
     const SourceManager &SM = Ctx.getSourceManager();
     SourceText Src(SM, Ctx.getLangOpts());
     PathOf Path = [&](SourceLocation L) -> std::string {
@@ -68,6 +97,7 @@ std::optional<std::string> Extractor::run(Report &R)
     LockCalls Calls(Ctx, Src, Path, Opts.Wrappers);
     ThreadIdentity Identity(Src, Opts.External);
     TUContext TU{Ctx, Src, Calls, Identity, Skipped};
+    TU.MutexAttributes = mutexAttributesSet(Ctx, Src);
     EditContext FileEdits(Src);
     Emitter Emit(Ctx, Src, FileEdits, FileName);
     std::vector<FunctionWork> Work;
@@ -151,11 +181,17 @@ std::optional<std::string> Extractor::run(Report &R)
                     if (!Between || !S->inHeld(Between->Whole.Begin) || Between == S)
                         S->Children.push_back(D.get());
                 }
-            std::optional<std::string> Why = checkSection(F, *S, TU);
+            std::optional<std::string> Why;
+            if (auto K = Keep.find(S->Lock.Call); K != Keep.end())
+                Why = K->second;
+            if (!Why)
+                Why = checkSection(F, *S, TU);
             if (!Why) {
                 Identity.analyze(F, *S);
                 Why = bindVariables(F, *S);
             }
+            if (!Why)
+                Why = checkLifetimes(F, *S);
             if (!Why && S->Trylock && S->Flags)
                 Why = "a trylock section that " + S->IdentityWhy +
                       " needs LT_EXEC_* flags, which lt_execute_trylock does not take";
@@ -344,6 +380,9 @@ std::optional<std::string> Extractor::run(Report &R)
         return std::nullopt;
     std::string Out = FileEdits.render(Span{0, unsigned(Src.buffer().size())});
     if (Src.editConflict()) {
+        // The sections whose edits overlapped are kept on the next pass.
+        for (const void *O : Src.conflictOwners())
+            Conflicts.push_back(static_cast<const Section *>(O)->Lock.Call);
         R.Diagnostics.push_back({FileName, 0,
                                  "internal error: overlapping edits; the file is not rewritten "
                                  "(please report it)"});

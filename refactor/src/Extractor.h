@@ -43,9 +43,17 @@ public:
     }
     // Analyses the translation unit, appends to the report, and returns the main file's new
     // text when it changed.
+    // When the edits of some sections overlap (a limit of the emitter), those sections are
+    // kept, with the reason, and the file is analysed again: the others are still extracted.
     std::optional<std::string> run(Report &R);
 
 private:
+    // One pass; sections whose lock call is in Keep are kept with that reason.  Conflicts:
+    // the lock calls of the sections whose edits overlapped (the result is then unusable).
+    std::optional<std::string> runOnce(Report &R,
+                                       const std::map<const clang::CallExpr *, std::string> &Keep,
+                                       std::vector<const clang::CallExpr *> &Conflicts);
+
     clang::ASTContext &Ctx;
     const ExtractOptions &Opts;
     std::vector<Span> Skipped;

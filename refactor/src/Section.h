@@ -108,6 +108,10 @@ struct Section {
     // A trylock tested in an if: the section is its success branch (or what follows the if
     // when the failure branch leaves); lt_execute_trylock replaces the call.
     bool Trylock = false;
+    // A checked lock, `if (pthread_mutex_lock(&m) != 0) abort();`: the section starts where
+    // the lock succeeded; the failure branch goes with the lock call (lt_execute reports a
+    // lock it cannot take and aborts).
+    bool CheckedLock = false;
     const clang::IfStmt *TryIf = nullptr;
     Span TryCall;       // the trylock call's text
     std::string Indent; // the indentation of the section's code (and of its call site)

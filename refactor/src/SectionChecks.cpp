@@ -4,6 +4,7 @@
 
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Lex/Lexer.h"
+#include "llvm/Support/Path.h"
 
 #include <set>
 
@@ -304,7 +305,94 @@ std::optional<std::string> checkCallees(const FunctionContext &F, const Section 
     return std::nullopt;
 }
 
+// --- checked lock calls ------------------------------------------------------------------------
+// `if (pthread_mutex_lock(&m) != 0) abort();`: lt_execute cannot hand a lock error back, so
+// the check goes away with the lock call.  A mutex of the default type cannot fail to lock
+// in a correct program (EINVAL only for a mutex that is not one, which is undefined); the
+// types that fail by design (EDEADLK, EAGAIN, EOWNERDEAD) are made with attributes.
+std::optional<std::string> checkCheckedLock(const FunctionContext &F, const Section &S,
+                                            const TUContext &TU)
+{
+    if (S.CheckedLock && !TU.MutexAttributes.empty())
+        return "the result of the lock call at line " + lineOf(F.Src, S.Lock.Call) +
+               " is checked and this file makes mutexes whose lock can fail (" +
+               TU.MutexAttributes + "): lt_execute has no error to return to the check";
+    // The failure branches that go away with their calls must not leave a variable or a label
+    // unused (-Wunused-variable, -Wunused-parameter, -Wunused-label).
+    std::vector<const CallExpr *> Calls{S.Lock.Call};
+    Calls.insert(Calls.end(), S.Unlocks.begin(), S.Unlocks.end());
+    std::set<const Stmt *> Dropped; // the failure branches
+    for (const CallExpr *C : Calls)
+        if (const IfStmt *I = checkedIf(F, C))
+            Dropped.insert(I->getThen());
+    auto dropped = [&](const Stmt *X) {
+        for (; X; X = F.PM->getParent(X))
+            if (Dropped.count(X))
+                return true;
+        return false;
+    };
+    for (const VarRef &R : F.Facts.Refs)
+        if (R.Var->isLocalVarDeclOrParm() && dropped(R.Ref))
+            return "the check of a lock or unlock call uses '" + R.Var->getNameAsString() +
+                   "' (line " + std::to_string(F.Src.line(R.At)) +
+                   "): the check goes away with the call and could leave it unused";
+    for (const GotoStmt *G : F.Facts.Gotos) {
+        if (!dropped(G))
+            continue;
+        bool Other = false;
+        for (const GotoStmt *H : F.Facts.Gotos)
+            Other |= H->getLabel() == G->getLabel() && !dropped(H);
+        if (!Other)
+            return "the check at line " + lineOf(F.Src, G) + " is the only goto to '" +
+                   G->getLabel()->getName().str() +
+                   "': the check goes away with its call and would leave the label unused";
+    }
+    return std::nullopt;
+}
+
 } // namespace
+
+std::string mutexAttributesSet(ASTContext &Ctx, const SourceText &Src)
+{
+    struct Finder : RecursiveASTVisitor<Finder> {
+        const SourceManager *SM = nullptr;
+        const LangOptions *LO = nullptr;
+        std::string Found;
+        std::string where(SourceLocation L)
+        {
+            L = SM->getExpansionLoc(L);
+            std::string File = SM->isWrittenInMainFile(L)
+                                   ? ""
+                                   : llvm::sys::path::filename(SM->getFilename(L)).str() + ":";
+            return " at " + (File.empty() ? "line " : File) +
+                   std::to_string(SM->getExpansionLineNumber(L));
+        }
+        bool VisitCallExpr(CallExpr *C)
+        {
+            if (const FunctionDecl *F = C->getDirectCallee())
+                if (Found.empty() && F->getName().startswith("pthread_mutexattr_set"))
+                    Found = F->getName().str() + "()" + where(C->getBeginLoc());
+            return Found.empty();
+        }
+        bool VisitVarDecl(VarDecl *V)
+        {
+            const Expr *I = V->getInit();
+            if (!Found.empty() || !I || !I->getBeginLoc().isMacroID())
+                return Found.empty();
+            CharSourceRange R = Lexer::makeFileCharRange(
+                CharSourceRange::getTokenRange(I->getSourceRange()), *SM, *LO);
+            StringRef T = R.isValid() ? Lexer::getSourceText(R, *SM, *LO) : "";
+            if (T.contains("_MUTEX_INITIALIZER_NP"))
+                Found = T.trim().str() + where(I->getBeginLoc());
+            return Found.empty();
+        }
+    } F;
+    F.SM = &Ctx.getSourceManager();
+    F.LO = &Ctx.getLangOpts();
+    (void)Src;
+    F.TraverseDecl(Ctx.getTranslationUnitDecl());
+    return F.Found;
+}
 
 const std::string &TUContext::calleeLockProblem(const FunctionDecl *F)
 {
@@ -401,6 +489,8 @@ std::optional<std::string> checkSection(FunctionContext &F, Section &S, TUContex
     if (std::optional<std::string> R = checkOtherLocks(F, S))
         return R;
     if (std::optional<std::string> R = checkCallees(F, S, TU))
+        return R;
+    if (std::optional<std::string> R = checkCheckedLock(F, S, TU))
         return R;
     return std::nullopt;
 }

@@ -16,6 +16,9 @@
 //   other locks      a lock taken in the section and still held at its end, or released in it
 //                    but taken before it; a condition wait on a lock taken before it
 //   callees          a function called in the section (defined here) releases or keeps a lock
+//   checked lock     `if (pthread_mutex_lock(&m) != 0) abort();` in a file that makes mutexes
+//                    whose lock can fail by design (error-checking, recursive, robust ...):
+//                    lt_execute has no error channel for the check
 #ifndef LOCKTUNE_EXTRACT_SECTIONCHECKS_H
 #define LOCKTUNE_EXTRACT_SECTIONCHECKS_H
 
@@ -28,6 +31,10 @@
 namespace locktune {
 
 std::string functionWideReason(const FunctionContext &F, TUContext &TU);
+// Where the translation unit gives a mutex attributes under which a lock call can fail in a
+// correct program (pthread_mutexattr_set*(), PTHREAD_{RECURSIVE,ERRORCHECK,...}_MUTEX_
+// INITIALIZER_NP), in words ("pthread_mutexattr_settype() at line 12"); empty when nowhere.
+std::string mutexAttributesSet(clang::ASTContext &Ctx, const SourceText &Src);
 std::optional<std::string> checkSection(FunctionContext &F, Section &S, TUContext &TU);
 
 } // namespace locktune

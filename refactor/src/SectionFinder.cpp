@@ -78,6 +78,24 @@ const Stmt *doWhileZero(const Stmt *S)
     return Only;
 }
 
+// `{ stmt; }`, the way some lock macros are written (`#define LOCK(l)
+// {pthread_mutex_lock(&(l));}`): stmt, the block's only statement besides empty ones.
+const Stmt *soleStatement(const Stmt *S)
+{
+    const auto *C = dyn_cast_or_null<CompoundStmt>(S);
+    if (!C)
+        return nullptr;
+    const Stmt *Only = nullptr;
+    for (const Stmt *X : C->body()) {
+        if (isa<NullStmt>(X))
+            continue;
+        if (Only)
+            return nullptr;
+        Only = X;
+    }
+    return Only;
+}
+
 const CallExpr *asCall(const Stmt *S)
 {
     if (const Stmt *Inner = doWhileZero(S))
@@ -90,6 +108,69 @@ const CallExpr *asCall(const Stmt *S)
         if (C->getType()->isVoidType())
             E = C->getSubExpr()->IgnoreParenImpCasts();
     return dyn_cast<CallExpr>(E);
+}
+
+// True when S leaves for sure, by its form alone: return, goto, break, continue, a call that
+// does not return (abort(), exit()), or a block that ends with one.
+bool leavesByForm(const Stmt *S)
+{
+    if (!S)
+        return false;
+    if (isa<ReturnStmt>(S) || isa<GotoStmt>(S) || isa<BreakStmt>(S) || isa<ContinueStmt>(S))
+        return true;
+    if (const CallExpr *C = asCall(S)) {
+        const FunctionDecl *Callee = C->getDirectCallee();
+        return Callee && Callee->isNoReturn();
+    }
+    if (const auto *C = dyn_cast<CompoundStmt>(S)) {
+        for (auto It = C->body_rbegin(); It != C->body_rend(); ++It)
+            if (!isa<NullStmt>(*It))
+                return leavesByForm(*It);
+    }
+    return false;
+}
+
+// `if (CALL != 0) FAIL;`, `if (CALL) FAIL;` (or `0 != CALL`), with no else and a FAIL that
+// always leaves: CALL.  The way a lock or unlock whose result is checked is written.
+const CallExpr *checkedCall(const Stmt *S)
+{
+    const auto *I = dyn_cast_or_null<IfStmt>(S);
+    if (!I || I->getElse() || I->hasInitStorage() || I->hasVarStorage() ||
+        !leavesByForm(I->getThen()))
+        return nullptr;
+    const Expr *E = I->getCond()->IgnoreParenImpCasts();
+    if (const auto *B = dyn_cast<BinaryOperator>(E); B && B->getOpcode() == BO_NE) {
+        auto zero = [](const Expr *X) {
+            const auto *L = dyn_cast<IntegerLiteral>(X->IgnoreParenImpCasts());
+            return L && L->getValue() == 0;
+        };
+        if (zero(B->getRHS()))
+            E = B->getLHS()->IgnoreParenImpCasts();
+        else if (zero(B->getLHS()))
+            E = B->getRHS()->IgnoreParenImpCasts();
+        else
+            return nullptr;
+    }
+    return dyn_cast<CallExpr>(E);
+}
+
+// The lock operation statement S is, through the ways lock macros wrap a call: `do { ... }
+// while (0)`, `{ ... }`, and a check of its result (checkedCall).
+const CallExpr *lockCallOf(const FunctionContext &F, const Stmt *S)
+{
+    while (true) {
+        if (const Stmt *Inner = doWhileZero(S))
+            S = Inner;
+        else if (const Stmt *Only = soleStatement(S))
+            S = Only;
+        else
+            break;
+    }
+    if (const CallExpr *C = checkedCall(S)) {
+        const LockOp *Op = F.op(C);
+        return Op && Op->Kind != OpKind::Trylock ? C : nullptr;
+    }
+    return asCall(S);
 }
 
 const Stmt *stripLabels(const Stmt *S)
@@ -113,7 +194,7 @@ std::string lineOf(const FunctionContext &F, const Stmt *S)
 // The unlock call of the given lock that statement S is, if it is one.
 const CallExpr *unlockOf(const FunctionContext &F, const Stmt *S, const std::string &Identity)
 {
-    const CallExpr *C = asCall(stripLabels(S));
+    const CallExpr *C = lockCallOf(F, stripLabels(S));
     const LockOp *Op = F.op(C);
     if (Op && Op->Kind == OpKind::Unlock && Op->Identity == Identity)
         return C;
@@ -122,7 +203,7 @@ const CallExpr *unlockOf(const FunctionContext &F, const Stmt *S, const std::str
 
 bool isRelockOf(const FunctionContext &F, const Stmt *S, const std::string &Identity)
 {
-    const CallExpr *C = asCall(stripLabels(S));
+    const CallExpr *C = lockCallOf(F, stripLabels(S));
     const LockOp *Op = F.op(C);
     return Op && Op->Kind != OpKind::Unlock && Op->Identity == Identity;
 }
@@ -572,8 +653,17 @@ bool trylockSection(FunctionContext &F, Section &S)
 
 std::optional<Span> statementSpan(const FunctionContext &F, const Stmt *S)
 {
-    if (std::optional<Span> Sp = F.Src.stmtSpan(S))
+    if (std::optional<Span> Sp = F.Src.stmtSpan(S)) {
+        // `LOCK(m);` with `#define LOCK(l) {pthread_mutex_lock(&(l));}`: the ';' after the
+        // braces (an empty statement) goes with them.
+        if (isa<CompoundStmt>(S) && soleStatement(S)) {
+            StringRef Rest = F.Src.buffer().substr(Sp->End);
+            size_t Skip = Rest.find_first_not_of(" \t");
+            if (Skip != StringRef::npos && Rest[Skip] == ';')
+                Sp->End += unsigned(Skip + 1);
+        }
         return Sp;
+    }
     const SourceManager &SM = F.Src.sm();
     SourceRange R = S->getSourceRange();
     if (!R.getBegin().isMacroID() ||
@@ -604,13 +694,46 @@ std::optional<Span> statementSpan(const FunctionContext &F, const Stmt *S)
     return Span{*Begin, End};
 }
 
-const Stmt *callStatement(const FunctionContext &F, const CallExpr *Call)
+const IfStmt *checkedIf(const FunctionContext &F, const CallExpr *Call)
 {
+    const LockOp *Op = F.op(Call);
+    if (!Op || Op->Kind == OpKind::Trylock)
+        return nullptr;
     const Stmt *Cur = Call;
     while (true) {
         const Stmt *P = F.PM->getParent(Cur);
         if (!P)
             return nullptr;
+        if (isa<ParenExpr>(P) || isa<ImplicitCastExpr>(P) ||
+            (isa<BinaryOperator>(P) && cast<BinaryOperator>(P)->getOpcode() == BO_NE)) {
+            Cur = P;
+            continue;
+        }
+        const auto *I = dyn_cast<IfStmt>(P);
+        return I && I->getCond() == Cur && checkedCall(I) == Call ? I : nullptr;
+    }
+}
+
+const Stmt *callStatement(const FunctionContext &F, const CallExpr *Call)
+{
+    const Stmt *Cur = Call;
+    // A checked call, `if (pthread_mutex_lock(&m) != 0) abort();`: the if.
+    if (const IfStmt *I = checkedIf(F, Call))
+        Cur = I;
+    while (true) {
+        const Stmt *P = F.PM->getParent(Cur);
+        if (!P)
+            return nullptr;
+        // A lock macro written `{pthread_mutex_lock(&(l));}`, as a statement of a block: the
+        // braces.
+        if (isa<CompoundStmt>(P) && soleStatement(P) == Cur) {
+            const Stmt *PP = F.PM->getParent(P);
+            if (PP && (isa<CompoundStmt>(PP) || isa<LabelStmt>(PP) || isa<AttributedStmt>(PP) ||
+                       isa<SwitchCase>(PP))) {
+                Cur = P;
+                continue;
+            }
+        }
         if (isa<ParenExpr>(P) || isa<ImplicitCastExpr>(P)) {
             Cur = P;
             continue;
@@ -757,7 +880,19 @@ Section findSection(FunctionContext &F, const LockOp &Op)
         return S;
     }
     S.Indent = F.Src.indentOf(LockSpan->Begin);
-    searchEnd(F, S, *LockSpan, {CfgPos{Pos->Block, Pos->Index + 1}});
+    std::vector<CfgPos> Start{CfgPos{Pos->Block, Pos->Index + 1}};
+    if (checkedIf(F, Op.Call)) {
+        // Held from the branch where the lock succeeded.
+        std::optional<std::vector<CfgPos>> Success = trylockSuccess(*F.Cfg, Op.Call, *F.PM);
+        if (!Success) {
+            S.Reason = "the check of the lock call at line " + lineOf(F, Op.Call) +
+                       " has no branch for success in the control-flow graph";
+            return S;
+        }
+        Start = *Success;
+        S.CheckedLock = true;
+    }
+    searchEnd(F, S, *LockSpan, Start);
     return S;
 }
 

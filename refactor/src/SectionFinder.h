@@ -18,8 +18,15 @@ namespace locktune {
 // Builds the section opened by the lock call Op (structured or, with a reason, not).
 Section findSection(FunctionContext &F, const LockOp &Op);
 
-// The statement a call is by itself (through parentheses, implicit and (void) casts), or null.
+// The statement a call is by itself (through parentheses, implicit and (void) casts, the
+// braces of `{pthread_mutex_lock(&(l));}` and `do { ... } while (0)`, and the if that checks
+// a lock or unlock's result: checkedIf), or null.
 const clang::Stmt *callStatement(const FunctionContext &F, const clang::CallExpr *Call);
+
+// `if (pthread_mutex_lock(&m) != 0) abort();` (also `if (CALL)`, `0 != CALL`): the if that
+// checks a lock or unlock call's result, when it has no else and its branch always leaves
+// (return, goto, break, continue, a call that does not return).  Null otherwise.
+const clang::IfStmt *checkedIf(const FunctionContext &F, const clang::CallExpr *Call);
 
 // The bytes of a statement of a block, its ';' included.  A statement-like macro whose body
 // is the statement and its ';' (`#define STAT_L(e) pthread_mutex_lock(&e->m);`, used as

@@ -12,6 +12,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace locktune {
 
@@ -78,18 +79,38 @@ public:
     // that deleting it leaves no blank line behind.
     Span wholeLines(Span S) const;
 
-    // Set when two edits of the file overlap without nesting (a bug: nothing is written).
-    void noteEditConflict() const
+    // Set when two edits of the file overlap without nesting (a bug).  Owners: what made
+    // each of the two edits (an extracted section, or null for the file's own edits), so
+    // that those sections can be kept instead of failing the file.
+    void noteEditConflict(const void *OwnerA = nullptr, const void *OwnerB = nullptr) const
     {
         EditConflict = true;
+        for (const void *O : {OwnerA, OwnerB})
+            if (O)
+                ConflictOwners.push_back(O);
     }
     bool editConflict() const
     {
         return EditConflict;
     }
+    const std::vector<const void *> &conflictOwners() const
+    {
+        return ConflictOwners;
+    }
+    // The owner stamped on the edits made from now on (EditContext).
+    void setEditOwner(const void *Owner) const
+    {
+        EditOwner = Owner;
+    }
+    const void *editOwner() const
+    {
+        return EditOwner;
+    }
 
 private:
     mutable bool EditConflict = false;
+    mutable std::vector<const void *> ConflictOwners;
+    mutable const void *EditOwner = nullptr;
     const clang::SourceManager &SM;
     const clang::LangOptions &LO;
     clang::FileID Main;

@@ -24,7 +24,8 @@ struct TUContext {
     const SourceText &Src;
     LockCalls &Calls;
     ThreadIdentity &Identity;
-    std::vector<Span> Skipped; // main-file ranges excluded by #if/#ifdef
+    std::vector<Span> Skipped;   // main-file ranges excluded by #if/#ifdef
+    std::string MutexAttributes; // mutexAttributesSet(): empty when no mutex has attributes
 
     // Empty when a call to F leaves every lock as it found it; otherwise why not
     // ("unlock_all() releases &m without taking it").

@@ -158,6 +158,81 @@ std::optional<Span> declaratorSpan(const FunctionContext &F, const DeclStmt *DS,
     return Cut;
 }
 
+std::optional<std::vector<Span>> declaratorCuts(const FunctionContext &F, const DeclStmt *DS,
+                                                const std::vector<const VarDecl *> &Gone)
+{
+    std::optional<Span> Whole = DS ? F.Src.stmtSpan(DS) : std::nullopt;
+    if (!Whole)
+        return std::nullopt;
+    std::vector<const VarDecl *> Vars;
+    for (const Decl *D : DS->decls()) {
+        const auto *X = dyn_cast<VarDecl>(D);
+        if (!X)
+            return std::nullopt;
+        Vars.push_back(X);
+    }
+    std::vector<bool> Cut(Vars.size(), false);
+    for (const VarDecl *V : Gone) {
+        auto It = std::find(Vars.begin(), Vars.end(), V);
+        if (It == Vars.end())
+            return std::nullopt;
+        Cut[size_t(It - Vars.begin())] = true;
+    }
+    if (std::all_of(Cut.begin(), Cut.end(), [](bool B) { return B; }))
+        return std::vector<Span>{*Whole};
+    for (size_t I = 0; I < Vars.size(); ++I)
+        if (Cut[I] && !declaratorSpan(F, DS, Vars[I]))
+            return std::nullopt;
+    const SourceManager &SM = F.Src.sm();
+    const LangOptions &LO = F.Src.langOpts();
+    StringRef Buf = F.Src.buffer();
+    // Where declarator K starts (its '*'s included) and ends.
+    auto begin = [&](size_t K) -> std::optional<unsigned> {
+        std::optional<unsigned> Name = F.Src.offset(Vars[K]->getLocation());
+        if (!Name)
+            return std::nullopt;
+        unsigned B = *Name;
+        while (B > 0 && (Buf[B - 1] == '*' || Buf[B - 1] == ' '))
+            --B;
+        while (B < *Name && Buf[B] == ' ')
+            ++B;
+        return B;
+    };
+    auto end = [&](size_t K) -> std::optional<unsigned> {
+        std::optional<unsigned> O = F.Src.offset(Vars[K]->getEndLoc());
+        if (!O)
+            return std::nullopt;
+        return *O + Lexer::MeasureTokenLength(Vars[K]->getEndLoc(), SM, LO);
+    };
+    std::vector<Span> Out;
+    for (size_t I = 0; I < Vars.size();) {
+        if (!Cut[I]) {
+            ++I;
+            continue;
+        }
+        size_t J = I;
+        while (J + 1 < Vars.size() && Cut[J + 1])
+            ++J;
+        std::optional<unsigned> B, E;
+        if (J + 1 < Vars.size()) { // "*a, *b, " before a declarator that stays
+            B = begin(I);
+            E = begin(J + 1);
+        } else { // ", *a, *b" after one that stays
+            B = end(I - 1);
+            E = end(J);
+        }
+        if (!B || !E || *B >= *E)
+            return std::nullopt;
+        Span C{*B, *E};
+        StringRef Text = F.Src.text(C);
+        if (Text.contains('(') || Text.contains(')') || Text.contains('\n') || Text.contains('='))
+            return std::nullopt;
+        Out.push_back(C);
+        I = J + 1;
+    }
+    return Out;
+}
+
 std::optional<std::string> bindVariables(FunctionContext &F, Section &S)
 {
     S.Bindings.clear();

@@ -22,6 +22,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace locktune {
 
@@ -34,6 +35,13 @@ std::optional<std::string> bindVariables(FunctionContext &F, Section &S);
 // (`int ii, sid;` -> `int ii;`), when its declarator is simple enough to cut safely.
 std::optional<Span> declaratorSpan(const FunctionContext &F, const clang::DeclStmt *DS,
                                    const clang::VarDecl *V);
+
+// The bytes to remove to take all of Gone out of a declaration (each declarator is one that
+// declaratorSpan accepts): the whole statement when every declarator goes, else one cut per
+// run of neighbouring declarators (`Edge *enew, *e_am, *x;` without enew and e_am:
+// `Edge *x;`).  Null when a cut is not simple.
+std::optional<std::vector<Span>> declaratorCuts(const FunctionContext &F, const clang::DeclStmt *DS,
+                                                const std::vector<const clang::VarDecl *> &Gone);
 
 // The declaration statement that declares V.
 const clang::DeclStmt *declStmtOf(const FunctionContext &F, const clang::VarDecl *V);
