@@ -87,11 +87,20 @@ def _wrapper(_ctx, _param, values: tuple[str, ...]) -> dict[str, str]:
     "e.g. item_lock=lock, or item_lock=lock:&item_locks[$1 & mask] to say which lock it takes "
     "from its arguments.  Repeatable.  Common macro shapes are recognised without it.",
 )
+@click.option(
+    "--retarget-by",
+    type=click.Choice(["auto", "coccinelle", "token"]),
+    default="auto",
+    show_default=True,
+    help="How pthread names and sites are retargeted: the semantic patches (Coccinelle), "
+    "by token, or auto (Coccinelle up to 5000 lines per file, by token beyond).  A file "
+    "Coccinelle fails on is always retargeted by token, with a note.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report on stdout as JSON.")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 def command(
     out_dir, in_place, allow_dirty, profile, compile_commands, source_root, report_file,
-    cflags, lock_wrappers, as_json, paths,
+    cflags, lock_wrappers, retarget_by, as_json, paths,
 ) -> None:  # fmt: skip
     """Rewrite the C files and headers in FILE_OR_DIR... for liblocktune.
 
@@ -126,6 +135,7 @@ def command(
         source_root=source_root,
         cflags=cflags,
         lock_wrappers=lock_wrappers,
+        retarget_by=retarget_by,
     )
     try:
         result = engine.run(opts, progress=ui.progress)

@@ -29,6 +29,7 @@ from pathlib import Path
 from locktune.errors import LocktuneError, UsageProblem
 from locktune.rewrite import (
     accessors,
+    bytoken,
     clex,
     config_header,
     extract,
@@ -58,6 +59,7 @@ class Options:
     cflags: str = ""
     lock_wrappers: dict[str, str] = field(default_factory=dict)  # name -> role[:EXPR]
     jobs: int = 0
+    retarget_by: str = "auto"  # auto | coccinelle | token (docs/rewrite.md)
 
 
 @dataclass
@@ -70,6 +72,8 @@ class FileState:
     fallbacks: list[dict] = field(default_factory=list)
     error: str | None = None  # one line: "file:line: message"
     extracted: bool = False
+    retargeted_by: str | None = None  # "coccinelle" or "token" (bytoken.py)
+    notes: list[dict] = field(default_factory=list)  # {file, line, message}: done otherwise
 
 
 @dataclass
@@ -188,16 +192,38 @@ def _site_fn(state: FileState) -> residue.SiteFn:
     return site
 
 
-def retarget(state: FileState, passes: cocci_mod.CocciPasses, stage: Path) -> None:
-    for name, _parts, trigger in cocci_mod.PASSES:
-        if not trigger.search(state.text):
-            continue
-        before = state.text
-        entry = {"rel": state.rel, "lines": state.linemap.as_json()}
-        result = passes.run_pass(name, stage, state.rel, entry)
-        state.sites += result.sites
-        state.linemap = state.linemap.then(before, result.text)
-        state.text = result.text
+def retarget(
+    state: FileState, passes: cocci_mod.CocciPasses, stage: Path, by: str = "auto"
+) -> None:
+    """Retarget one file's locks: by the semantic patches, or by token (bytoken.py) for a
+    file over cocci.MAX_LINES lines (`by` "auto"), or when spatch fails on the file or runs
+    too long: then what the patches did is undone, the whole file is done by token, and a
+    note says where spatch failed."""
+    if by == "token" or (by == "auto" and state.text.count("\n") > cocci_mod.MAX_LINES):
+        _by_token(state, stage)
+    else:
+        text, linemap, n_sites = state.text, state.linemap, len(state.sites)
+        try:
+            _by_coccinelle(
+                state, passes, stage, None if by == "coccinelle" else cocci_mod.AUTO_TIMEOUT_S
+            )
+        except cocci_mod.SpatchFailure as e:
+            line, where = 1, ""
+            if e.why is not None:
+                line = cocci_mod.locate_failure(passes, e.pass_name, text, state.rel)
+                where = " on the declaration or function that starts here" if line > 1 else ""
+            state.text, state.linemap = text, linemap
+            del state.sites[n_sites:]
+            what = str(e).split(": ", 1)[-1]  # spatch (PASS) failed: WHY
+            state.notes.append(
+                {
+                    "file": state.rel,
+                    "line": linemap(line),
+                    "message": f"{what.replace(' failed:', f' failed{where}:', 1)}; the file "
+                    "was retargeted by token instead",
+                }
+            )
+            _by_token(state, stage)
     text, done = residue.finish(state.text, _site_fn(state))
     if done:
         state.fallbacks = [
@@ -206,6 +232,31 @@ def retarget(state: FileState, passes: cocci_mod.CocciPasses, stage: Path) -> No
         ]
         state.text = text
         (stage / state.rel).write_text(text)
+
+
+def _by_coccinelle(
+    state: FileState, passes: cocci_mod.CocciPasses, stage: Path, timeout: float | None
+) -> None:
+    for name, _parts, trigger in cocci_mod.PASSES:
+        if not trigger.search(state.text):
+            continue
+        before = state.text
+        entry = {"rel": state.rel, "lines": state.linemap.as_json()}
+        result = passes.run_pass(name, stage, state.rel, entry, timeout)
+        state.sites += result.sites
+        state.linemap = state.linemap.then(before, result.text)
+        state.text = result.text
+    state.retargeted_by = "coccinelle"
+
+
+def _by_token(state: FileState, stage: Path) -> None:
+    """bytoken.py: every line stays where it was, so the line map does not change."""
+    result = bytoken.retarget(state.text, state.rel, state.linemap)
+    state.sites += result.sites
+    if result.text != state.text:
+        state.text = result.text
+        (stage / state.rel).write_text(result.text)
+    state.retargeted_by = "token"
 
 
 # --- 5. includes -------------------------------------------------------------------------
@@ -300,15 +351,17 @@ def run(opts: Options, progress: Progress = _quiet) -> Result:
 
             def one(st: FileState) -> None:
                 try:
-                    retarget(st, passes, stage)
+                    retarget(st, passes, stage, opts.retarget_by)
                 except LocktuneError as e:
                     st.error = str(e)
 
             jobs = opts.jobs or min(8, os.cpu_count() or 1)
+            progress(f"retargeting locks in {len(todo)} files")
             with ThreadPoolExecutor(max_workers=jobs) as pool:
-                for _ in pool.map(one, todo):
+                for st in pool.map(lambda st: (one(st), st)[1], todo):
                     done += 1
-                    progress(f"retargeting locks (Coccinelle) {done}/{len(todo)}")
+                    how = "by token" if st.retargeted_by == "token" else "Coccinelle"
+                    progress(f"retargeting locks {done}/{len(todo)} ({st.rel}: {how})")
         finally:
             passes.close()
         phases["cocci"] = time.monotonic() - t
