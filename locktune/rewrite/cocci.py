@@ -49,6 +49,32 @@ SPATCH_TIMEOUT_S = 300
 # spatch's time per pass grows faster than the file (about 0.2 s at 500 lines, 0.5 s at
 # 5,000, 3 s at 20,000, minutes at 250,000 on two CPUs), and four passes run per file.
 MAX_LINES = 5000
+# Coccinelle's share of a rewrite, in estimated spatch seconds (ESTIMATE_S per pass plus
+# ESTIMATE_S_PER_LINE per line): the smallest files take it, the others go by token (a tree
+# of 500 files would otherwise spend minutes starting spatch 2000 times).
+BUDGET_S = 60.0
+ESTIMATE_S = 0.15
+ESTIMATE_S_PER_LINE = 0.00005
+
+
+def choose(texts: dict[str, str], by: str = "auto") -> dict[str, str]:
+    """rel -> "coccinelle" or "token" for each file (docs/rewrite.md, "Coccinelle or
+    tokens"): `by` itself unless auto; auto gives Coccinelle the files up to MAX_LINES,
+    smallest first, while their estimated spatch time stays within BUDGET_S."""
+    if by != "auto":
+        return {rel: by for rel in texts}
+    out, spent = {}, 0.0
+    for rel, text in sorted(texts.items(), key=lambda kv: (len(kv[1]), kv[0])):
+        lines = text.count("\n")
+        passes = sum(1 for _n, _p, trigger in PASSES if trigger.search(text))
+        cost = passes * (ESTIMATE_S + ESTIMATE_S_PER_LINE * lines)
+        if lines <= MAX_LINES and spent + cost <= BUDGET_S:
+            out[rel], spent = "coccinelle", spent + cost
+        else:
+            out[rel] = "token"
+    return out
+
+
 # A pass that runs longer than this on a file the rewriter chose Coccinelle for is given
 # up; the file is retargeted by token instead (and the report says so).
 AUTO_TIMEOUT_S = 120

@@ -195,10 +195,10 @@ def _site_fn(state: FileState) -> residue.SiteFn:
 def retarget(
     state: FileState, passes: cocci_mod.CocciPasses, stage: Path, by: str = "auto"
 ) -> None:
-    """Retarget one file's locks: by the semantic patches, or by token (bytoken.py) for a
-    file over cocci.MAX_LINES lines (`by` "auto"), or when spatch fails on the file or runs
-    too long: then what the patches did is undone, the whole file is done by token, and a
-    note says where spatch failed."""
+    """Retarget one file's locks: by the semantic patches, or by token (bytoken.py) when
+    `by` says so (cocci.choose), or when spatch fails on the file or runs too long: then
+    what the patches did is undone, the whole file is done by token, and a note says where
+    spatch failed."""
     if by == "token" or (by == "auto" and state.text.count("\n") > cocci_mod.MAX_LINES):
         _by_token(state, stage)
     else:
@@ -349,9 +349,11 @@ def run(opts: Options, progress: Progress = _quiet) -> Result:
             todo = [s for s in states.values() if s.error is None]
             done = 0
 
+            how = cocci_mod.choose({st.rel: st.text for st in todo}, opts.retarget_by)
+
             def one(st: FileState) -> None:
                 try:
-                    retarget(st, passes, stage, opts.retarget_by)
+                    retarget(st, passes, stage, how[st.rel])
                 except LocktuneError as e:
                     st.error = str(e)
 
