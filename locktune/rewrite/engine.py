@@ -349,11 +349,11 @@ def run(opts: Options, progress: Progress = _quiet) -> Result:
             todo = [s for s in states.values() if s.error is None]
             done = 0
 
-            how = cocci_mod.choose({st.rel: st.text for st in todo}, opts.retarget_by)
+            by = cocci_mod.choose({st.rel: st.text for st in todo}, opts.retarget_by)
 
             def one(st: FileState) -> None:
                 try:
-                    retarget(st, passes, stage, how[st.rel])
+                    retarget(st, passes, stage, by[st.rel])
                 except LocktuneError as e:
                     st.error = str(e)
 
