@@ -58,9 +58,10 @@ ESTIMATE_S_PER_LINE = 0.00005
 
 
 def choose(texts: dict[str, str], by: str = "auto") -> dict[str, str]:
-    """rel -> "coccinelle" or "token" for each file (docs/rewrite.md, "Coccinelle or
-    tokens"): `by` itself unless auto; auto gives Coccinelle the files up to MAX_LINES,
-    smallest first, while their estimated spatch time stays within BUDGET_S."""
+    """rel -> how to retarget each file (docs/rewrite.md, "Coccinelle or tokens"): `by`
+    itself unless auto; auto gives Coccinelle ("auto": with AUTO_TIMEOUT_S) the files up to
+    MAX_LINES, smallest first, while their estimated spatch time stays within BUDGET_S, and
+    "token" to the others."""
     if by != "auto":
         return {rel: by for rel in texts}
     out, spent = {}, 0.0
@@ -69,7 +70,7 @@ def choose(texts: dict[str, str], by: str = "auto") -> dict[str, str]:
         passes = sum(1 for _n, _p, trigger in PASSES if trigger.search(text))
         cost = passes * (ESTIMATE_S + ESTIMATE_S_PER_LINE * lines)
         if lines <= MAX_LINES and spent + cost <= BUDGET_S:
-            out[rel], spent = "coccinelle", spent + cost
+            out[rel], spent = "auto", spent + cost
         else:
             out[rel] = "token"
     return out
