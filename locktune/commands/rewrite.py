@@ -93,11 +93,20 @@ def _wrapper(_ctx, _param, values: tuple[str, ...]) -> dict[str, str]:
     help="Write the output even when some files could not be analysed: their locks are "
     "retargeted by token and their sections kept (the exit status is still 1).",
 )
+@click.option(
+    "--retarget-by",
+    type=click.Choice(["auto", "coccinelle", "token"]),
+    default="auto",
+    show_default=True,
+    help="How pthread names and sites are retargeted: the semantic patches (Coccinelle), "
+    "by token, or auto (Coccinelle up to 5000 lines per file, by token beyond).  A file "
+    "Coccinelle fails on is always retargeted by token, with a note.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report on stdout as JSON.")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 def command(
     out_dir, in_place, allow_dirty, profile, compile_commands, source_root, report_file,
-    cflags, lock_wrappers, keep_going, as_json, paths,
+    cflags, lock_wrappers, keep_going, retarget_by, as_json, paths,
 ) -> None:  # fmt: skip
     """Rewrite the C files and headers in FILE_OR_DIR... for liblocktune.
 
@@ -135,6 +144,7 @@ def command(
         cflags=cflags,
         lock_wrappers=lock_wrappers,
         keep_going=keep_going,
+        retarget_by=retarget_by,
     )
     try:
         result = engine.run(opts, progress=ui.progress)

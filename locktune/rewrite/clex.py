@@ -27,32 +27,51 @@ _TOKEN = re.compile(
 )
 
 
-@dataclass(frozen=True)
 class Token:
-    kind: str  # ident, number, string, char, punct
-    text: str
-    start: int  # offset in the text
-    line: int  # 1-based
-    bol: bool  # first token of its line (a '#' there starts a directive)
+    """One token (a small class with slots, not a dataclass: a big file has millions)."""
+
+    __slots__ = ("kind", "text", "start", "line", "bol")
+
+    def __init__(self, kind: str, text: str, start: int, line: int, bol: bool):
+        self.kind = kind  # ident, number, string, char, punct
+        self.text = text
+        self.start = start  # offset in the text
+        self.line = line  # 1-based
+        self.bol = bol  # first token of its line (a '#' there starts a directive)
+
+    def _key(self) -> tuple:
+        return (self.kind, self.text, self.start, self.line, self.bol)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Token) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"Token{self._key()!r}"
 
 
 def tokens(text: str) -> list[Token]:
     """Every token outside comments, in order."""
     out: list[Token] = []
+    append = out.append
     line = 1
     bol = True
     for m in _TOKEN.finditer(text):
         kind = m.lastgroup
-        s = m.group()
         if kind == "nl":
             line += 1
             bol = True
             continue
-        if kind in ("ws", "lcomment", "bcomment"):
-            line += s.count("\n")
+        s = m.group()
+        if kind == "ws" or kind == "lcomment" or kind == "bcomment":
+            if "\n" in s:
+                line += s.count("\n")
             continue
-        out.append(Token(kind, s, m.start(), line, bol))
-        line += s.count("\n")
+        append(Token(kind, s, m.start(), line, bol))
+        if "\n" in s:
+            line += s.count("\n")
         bol = False
     return out
 

@@ -31,6 +31,7 @@ from locktune.errors import LocktuneError, UsageProblem
 from locktune.profiler import document
 from locktune.rewrite import (
     accessors,
+    bytoken,
     clex,
     config_header,
     extract,
@@ -60,6 +61,7 @@ class Options:
     lock_wrappers: dict[str, str] = field(default_factory=dict)  # name -> role[:EXPR]
     jobs: int = 0
     keep_going: bool = False  # write the output even when some files could not be analysed
+    retarget_by: str = "auto"  # auto | coccinelle | token (docs/rewrite.md)
 
 
 @dataclass
@@ -74,6 +76,8 @@ class FileState:
     extract_error: str | None = None  # analysed, but its sections could not be extracted
     by_token: bool = False  # failed, retargeted by token (--keep-going): sections kept
     extracted: bool = False
+    retargeted_by: str | None = None  # "coccinelle" or "token" (bytoken.py)
+    notes: list[dict] = field(default_factory=list)  # {file, line, message}: done otherwise
 
     @property
     def usable(self) -> bool:
@@ -197,16 +201,38 @@ def _site_fn(state: FileState) -> residue.SiteFn:
     return site
 
 
-def retarget(state: FileState, passes: cocci_mod.CocciPasses, stage: Path) -> None:
-    for name, _parts, trigger in cocci_mod.PASSES:
-        if not trigger.search(state.text):
-            continue
-        before = state.text
-        entry = {"rel": state.rel, "lines": state.linemap.as_json()}
-        result = passes.run_pass(name, stage, state.rel, entry)
-        state.sites += result.sites
-        state.linemap = state.linemap.then(before, result.text)
-        state.text = result.text
+def retarget(
+    state: FileState, passes: cocci_mod.CocciPasses, stage: Path, by: str = "auto"
+) -> None:
+    """Retarget one file's locks: by the semantic patches, or by token (bytoken.py) when
+    `by` says so (cocci.choose), or when spatch fails on the file or runs too long: then
+    what the patches did is undone, the whole file is done by token, and a note says where
+    spatch failed."""
+    if by == "token" or (by == "auto" and state.text.count("\n") > cocci_mod.MAX_LINES):
+        _by_token(state, stage)
+    else:
+        text, linemap, n_sites = state.text, state.linemap, len(state.sites)
+        try:
+            _by_coccinelle(
+                state, passes, stage, None if by == "coccinelle" else cocci_mod.AUTO_TIMEOUT_S
+            )
+        except cocci_mod.SpatchFailure as e:
+            line, where = 1, ""
+            if e.why is not None:
+                line = cocci_mod.locate_failure(passes, e.pass_name, text, state.rel)
+                where = " on the declaration or function that starts here" if line > 1 else ""
+            state.text, state.linemap = text, linemap
+            del state.sites[n_sites:]
+            what = str(e).split(": ", 1)[-1]  # spatch (PASS) failed: WHY
+            state.notes.append(
+                {
+                    "file": state.rel,
+                    "line": linemap(line),
+                    "message": f"{what.replace(' failed:', f' failed{where}:', 1)}; the file "
+                    "was retargeted by token instead",
+                }
+            )
+            _by_token(state, stage)
     text, done = residue.finish(state.text, _site_fn(state))
     if done:
         state.fallbacks = [
@@ -215,6 +241,31 @@ def retarget(state: FileState, passes: cocci_mod.CocciPasses, stage: Path) -> No
         ]
         state.text = text
         (stage / state.rel).write_text(text)
+
+
+def _by_coccinelle(
+    state: FileState, passes: cocci_mod.CocciPasses, stage: Path, timeout: float | None
+) -> None:
+    for name, _parts, trigger in cocci_mod.PASSES:
+        if not trigger.search(state.text):
+            continue
+        before = state.text
+        entry = {"rel": state.rel, "lines": state.linemap.as_json()}
+        result = passes.run_pass(name, stage, state.rel, entry, timeout)
+        state.sites += result.sites
+        state.linemap = state.linemap.then(before, result.text)
+        state.text = result.text
+    state.retargeted_by = "coccinelle"
+
+
+def _by_token(state: FileState, stage: Path) -> None:
+    """bytoken.py: every line stays where it was, so the line map does not change."""
+    result = bytoken.retarget(state.text, state.rel, state.linemap)
+    state.sites += result.sites
+    if result.text != state.text:
+        state.text = result.text
+        (stage / state.rel).write_text(result.text)
+    state.retargeted_by = "token"
 
 
 # --- 5. includes -------------------------------------------------------------------------
@@ -312,17 +363,21 @@ def run(opts: Options, progress: Progress = _quiet) -> Result:
             todo = [s for s in states.values() if s.error is None]
             done = 0
 
+            by = cocci_mod.choose({st.rel: st.text for st in todo}, opts.retarget_by)
+
             def one(st: FileState) -> None:
                 try:
-                    retarget(st, passes, stage)
+                    retarget(st, passes, stage, by[st.rel])
                 except LocktuneError as e:
                     st.error = str(e)
 
             jobs = opts.jobs or min(8, os.cpu_count() or 1)
+            progress(f"retargeting locks in {len(todo)} files")
             with ThreadPoolExecutor(max_workers=jobs) as pool:
-                for _ in pool.map(one, todo):
+                for st in pool.map(lambda st: (one(st), st)[1], todo):
                     done += 1
-                    progress(f"retargeting locks (Coccinelle) {done}/{len(todo)}")
+                    how = "by token" if st.retargeted_by == "token" else "Coccinelle"
+                    progress(f"retargeting locks {done}/{len(todo)} ({st.rel}: {how})")
         finally:
             passes.close()
         phases["cocci"] = time.monotonic() - t
@@ -335,13 +390,10 @@ def run(opts: Options, progress: Progress = _quiet) -> Result:
         failed = [st for st in states.values() if st.error is not None]
         for st in failed:
             ext.sections += token_sections(st.rel, st.original, wrapper_roles, NOT_PARSED, st.error)
-            if opts.keep_going:
+            if opts.keep_going:  # bytoken.py: the patches' renames and sites, by token
                 st.by_token = True
-                st.text, done = residue.finish(st.original, _site_fn(st))
-                st.fallbacks = [
-                    {"file": st.rel, "line": f.line, "name": f.name, "to": f.replacement}
-                    for f in done
-                ]
+                st.text, st.linemap = st.original, LineMap()
+                _by_token(st, stage)
         # .c files the build does not compile, and headers (the extractor rewrites the files
         # it is given, not the headers they share): retargeted, their sections kept.
         for rel in rels:

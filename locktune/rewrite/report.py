@@ -63,7 +63,12 @@ def build(
     files = []
     for rel, st in sorted(states.items()):
         status = "failed" if st.error else ("rewritten" if rel in written else "unchanged")
-        entry = {"file": rel, "status": status, "error": st.error}
+        entry = {
+            "file": rel,
+            "status": status,
+            "error": st.error,
+            "retargeted_by": st.retargeted_by,
+        }
         if st.by_token:
             entry["retargeted_by_token"] = rel in written
         if st.extract_error:
@@ -120,6 +125,9 @@ def build(
         "critical_sections": sections,
         "sites": site_list,
         "token_fallbacks": fallbacks,
+        "notes": sorted(
+            (n for st in states.values() for n in st.notes), key=lambda n: (n["file"], n["line"])
+        ),
         "profile_sites_not_found": [
             f"{f}:{ln}" for (f, ln) in sorted(profile) if (f, ln) not in matched
         ],
@@ -138,6 +146,7 @@ def build(
             "kept_reasons": dict(Counter(s["reason"] or "?" for s in kept).most_common()),
             "sites": len(site_list),
             "token_fallbacks": len(fallbacks),
+            "retargeted_by_token": sum(1 for st in states.values() if st.retargeted_by == "token"),
             "elapsed_s": round(elapsed, 3),
             "phases_s": {k: round(v, 3) for k, v in phases.items()},
         },
@@ -217,6 +226,14 @@ def summary_text(rep: dict, report_path: str | None) -> str:
             f"  by token           {len(by_token)} names Coccinelle could not parse "
             f"({', '.join(files[:4])}{', ...' if len(files) > 4 else ''})"
         )
+    by_token = [f["file"] for f in rep["files"] if f.get("retargeted_by") == "token"]
+    if by_token:
+        lines.append(
+            f"  token path         {len(by_token)} file(s) retargeted by token, not Coccinelle "
+            f"({', '.join(by_token[:4])}{', ...' if len(by_token) > 4 else ''})"
+        )
+    for n in rep.get("notes", []):
+        lines.append(f"  note: {n['file']}:{n['line']}: {n['message']}")
     if rep["profile_sites_not_found"]:
         nf = rep["profile_sites_not_found"]
         lines.append(

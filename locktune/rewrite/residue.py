@@ -15,6 +15,7 @@ Each one is reported with its file:line, so nothing happens unseen.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -64,8 +65,13 @@ def leftovers(text: str) -> list[clex.Token]:
     ]
 
 
+_ANY = re.compile(r"\bpthread_(?:mutex|cond)_\w|\bPTHREAD_\w*(?:MUTEX|COND)_INITIALIZER")
+
+
 def finish(text: str, site: SiteFn) -> tuple[str, list[Fallback]]:
     """Retarget every pthread name left in `text`; returns the new text and what was done."""
+    if not _ANY.search(text):
+        return text, []  # nothing left (a big file is not tokenised again)
     toks = clex.tokens(text)
     edits: list[tuple[int, int, str]] = []  # (start, end, replacement), non-overlapping
     done: list[Fallback] = []
@@ -88,9 +94,11 @@ def finish(text: str, site: SiteFn) -> tuple[str, list[Fallback]]:
             edits.append((t.start, t.start + len(t.text), "lt_mutex_init"))
             edits.append((toks[close].start, toks[close].start, f", {ident}"))
             done.append(Fallback(t.line, t.text, f"lt_mutex_init(..., {ident})"))
-    for start, end, rep in sorted(edits, reverse=True):
-        text = text[:start] + rep + text[end:]
-    return text, done
+    out, at = [], 0
+    for start, end, rep in sorted(edits):
+        out += [text[at:start], rep]
+        at = end
+    return "".join(out) + text[at:], done
 
 
 def _first_comma_end(toks: list[clex.Token], open_i: int, close_i: int, text: str) -> int:

@@ -54,12 +54,14 @@ class Site:
 class SiteTable:
     def __init__(self) -> None:
         self.sites: dict[tuple[str, int], Site] = {}
+        self._by_ident: dict[str, Site] = {}  # kept as sites are added: asked once per site
 
     def add(self, record: dict) -> Site:
         key = (record["file"], int(record["line"]))
         site = self.sites.get(key)
         if site is None:
             site = self.sites[key] = Site(key[0], key[1], kind=record.get("kind", "init"))
+            self._by_ident[site.ident] = site
         elif record.get("kind") == "array":
             site.kind = "array"
         name = record.get("name")
@@ -71,7 +73,7 @@ class SiteTable:
         return site
 
     def by_ident(self) -> dict[str, Site]:
-        return {s.ident: s for s in self.sites.values()}
+        return self._by_ident
 
     def ordered(self) -> list[Site]:
         return sorted(self.sites.values(), key=lambda s: s.id)

@@ -609,6 +609,65 @@ def test_wrapper_accessors_follow_each_definition(run_locktune, tmp_path, cc):
         assert res.stdout == "3\n", (impl, res.stdout, res.stderr)
 
 
+CAST = """\
+#include <pthread.h>
+#include <stdio.h>
+
+static pthread_mutex_t lock;
+static pthread_mutex_t zeroed;
+static long n;
+
+static void *work(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&lock);
+    n++;
+    pthread_mutex_unlock(&lock);
+    pthread_mutex_lock(&zeroed);
+    n += 10;
+    pthread_mutex_unlock(&zeroed);
+    return NULL;
+}
+
+int main(void)
+{
+    pthread_t t;
+    pthread_mutex_init(&lock, NULL);
+    if (pthread_create(&t, NULL, (void * (*)(void *))(work), NULL) != 0)
+        return 1;
+    pthread_join(t, NULL);
+    printf("%ld\\n", n);
+    return 0;
+}
+"""
+
+
+def test_a_construct_coccinelle_fails_on_falls_back_to_tokens(run_locktune, tmp_path, cc):
+    """Coccinelle stops on the cast to a function-pointer type with `parenType`: the file is
+    still rewritten (by token), with a note naming where spatch failed."""
+    src = tree(tmp_path / "src", {"main.c": CAST})
+    out = tmp_path / "o"
+    rep_path = tmp_path / "r.json"
+    res = run_locktune("rewrite", str(src), "--out", str(out), "--report", str(rep_path))
+    assert res.returncode == 0, res.stdout + res.stderr
+    # the function that holds the cast begins on line 20
+    assert re.search(r"note: main\.c:20: spatch \(\w+\) failed .*retargeted by token", res.stdout)
+    rep = json.loads(rep_path.read_text())
+    (note,) = rep["notes"]
+    assert (note["file"], note["line"]) == ("main.c", 20)
+    (f,) = rep["files"]
+    assert (f["status"], f["retargeted_by"]) == ("rewritten", "token")
+    assert sorted((s["line"], s["kind"]) for s in rep["sites"]) == [(5, "static"), (23, "init")]
+    text = (out / "main.c").read_text()
+    assert "pthread_mutex" not in text
+    assert "lt_mutex_init(&lock, NULL, LT_SITE_MAIN_C_23)" in text
+    assert "static lt_mutex_t zeroed = LT_MUTEX_INITIALIZER(LT_SITE_MAIN_C_5);" in text
+    from locktune.commands import flags
+
+    exe = cc(tmp_path / "prog", out / "main.c", flags=[f"-I{out}", *flags.cflags(), *flags.libs()])
+    assert subprocess.run([str(exe)], capture_output=True, text=True).stdout == "11\n"
+
+
 IDEMPOTENT = {
     "main.c": """\
 #include <pthread.h>
