@@ -662,9 +662,11 @@ def test_a_construct_coccinelle_fails_on_falls_back_to_tokens(run_locktune, tmp_
     assert "pthread_mutex" not in text
     assert "lt_mutex_init(&lock, NULL, LT_SITE_MAIN_C_23)" in text
     assert "static lt_mutex_t zeroed = LT_MUTEX_INITIALIZER(LT_SITE_MAIN_C_5);" in text
-    from locktune.commands import flags
+    from locktune import native
 
-    exe = cc(tmp_path / "prog", out / "main.c", flags=[f"-I{out}", *flags.cflags(), *flags.libs()])
+    exe = cc(
+        tmp_path / "prog", out / "main.c", flags=[f"-I{out}", *native.cflags(), *native.libs()]
+    )
     assert subprocess.run([str(exe)], capture_output=True, text=True).stdout == "11\n"
 
 

@@ -111,7 +111,7 @@ def test_linemap_of_a_big_file_follows_lock_births_as_difflib_does():
 
 
 def test_a_250000_line_translation_unit(locktune_bin, tmp_path):
-    from locktune.commands import flags
+    from locktune import native
 
     src = tmp_path / "src"
     src.mkdir()
@@ -136,13 +136,13 @@ def test_a_250000_line_translation_unit(locktune_bin, tmp_path):
     (f,) = report["files"]
     assert (f["status"], f["retargeted_by"]) == ("rewritten", "token")
     assert report["summary"]["extracted"] > 0
-    link = [f"-I{out}", *flags.cflags(), *flags.libs()]
+    link = [f"-I{out}", *native.cflags(), *native.libs()]
     assert compile_and_run(tmp_path / "new", [out / "big.c"], link) == before
 
 
 @pytest.mark.scale
 def test_a_tree_of_500_files(locktune_bin, tmp_path):
-    from locktune.commands import flags
+    from locktune import native
 
     src = tmp_path / "src"
     rels = bigtu.write_tree(src, TREE_FILES)
@@ -168,5 +168,5 @@ def test_a_tree_of_500_files(locktune_bin, tmp_path):
     for rel in rels:
         expected |= expected_sites(rel, (src / rel).read_text())
     check_output(out, report, expected)
-    link = ["-I", str(out / "include"), f"-I{out}", *flags.cflags(), *flags.libs()]
+    link = ["-I", str(out / "include"), f"-I{out}", *native.cflags(), *native.libs()]
     assert compile_and_run(tmp_path / "new", [out / r for r in rels], link) == before
