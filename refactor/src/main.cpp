@@ -239,7 +239,7 @@ public:
     {
         std::vector<CompileCommand> C = Base.getCompileCommands(File);
         for (CompileCommand &Cmd : C)
-            Cmd.CommandLine = absolutePaths(Cmd.CommandLine, Cmd.Directory);
+            Cmd.CommandLine = absolutePaths(Cmd.CommandLine, Cmd.Directory, Cmd.Filename);
         return C;
     }
     std::vector<std::string> getAllFiles() const override
@@ -247,8 +247,11 @@ public:
         return Base.getAllFiles();
     }
 
+    // The source file too: zstd compiles `.//common/debug.c` in lib/, and a header it
+    // includes by a quoted name is then looked up as `.//common/portability_macros.h`,
+    // relative again, and cached across directories like the include paths.
     static std::vector<std::string> absolutePaths(const std::vector<std::string> &Args,
-                                                  StringRef Dir)
+                                                  StringRef Dir, StringRef File)
     {
         // Options whose value is a path relative to the command's directory, spelled
         // `-I dir`, `-Idir` or `--include=file`.
@@ -282,13 +285,28 @@ public:
                     Out.push_back(Opt + Abs(A.drop_front(strlen(Opt))));
                     Done = true;
                 }
-            if (!Done)
+            if (!Done && !A.startswith("-") && !llvm::sys::path::is_absolute(A) &&
+                sameFile(Abs(A), File, Dir))
+                Out.push_back(Abs(A));
+            else if (!Done)
                 Out.push_back(A.str());
         }
         return Out;
     }
 
 private:
+    static bool sameFile(StringRef A, StringRef File, StringRef Dir)
+    {
+        llvm::SmallString<256> X(A), Y(File);
+        if (!llvm::sys::path::is_absolute(Y)) {
+            Y = Dir;
+            llvm::sys::path::append(Y, File);
+        }
+        llvm::sys::path::remove_dots(X, /*remove_dot_dot=*/true);
+        llvm::sys::path::remove_dots(Y, /*remove_dot_dot=*/true);
+        return X == Y;
+    }
+
     const CompilationDatabase &Base;
 };
 

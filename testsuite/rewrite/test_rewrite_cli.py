@@ -962,3 +962,40 @@ def test_sections_in_headers_are_listed(run_locktune, tmp_path):
         "kept",
     )
     assert "in a header" in sec["reason"]
+
+
+def test_relative_source_paths_in_several_folders(run_locktune, tmp_path):
+    """Seen in zstd: lib/'s commands compile `.//common/debug.c`; a quoted include from it is
+    looked up as `.//common/portability_macros.h`, a name Clang's shared file cache then
+    believed to exist for a file compiled in another folder, where opening it failed: 71 files
+    failed with `cannot open file`.  Here a/ compiles `.//common/x.c` (with its common/p.h),
+    then b/ compiles `.//common/y.c`, whose "p.h" is a/'s, reached by -I."""
+    body = (
+        '#include <pthread.h>\n#include "p.h"\n#ifndef P_H\n#error no p.h\n#endif\n'
+        "static pthread_mutex_t m_{d} = PTHREAD_MUTEX_INITIALIZER;\nlong n_{d};\n"
+        "void bump_{d}(void)\n{{\n    pthread_mutex_lock(&m_{d});\n    n_{d}++;\n"
+        "    pthread_mutex_unlock(&m_{d});\n}}\n"
+    )
+    src = tree(
+        tmp_path / "src",
+        {
+            "a/common/p.h": "#define P_H 1\n",
+            "a/common/x.c": body.format(d="a"),
+            "b/common/y.c": body.format(d="b"),
+        },
+    )
+    db = tmp_path / "compile_commands.json"
+    db.write_text(
+        json.dumps(
+            [
+                {"directory": str(src / "a"), "file": ".//common/x.c",
+                 "arguments": ["cc", "-c", "-o", "x.o", ".//common/x.c"]},
+                {"directory": str(src / "b"), "file": ".//common/y.c",
+                 "arguments": ["cc", "-I../a/common", "-c", "-o", "y.o", ".//common/y.c"]},
+            ]
+        )
+    )  # fmt: skip
+    res = run_locktune("rewrite", "--compile-commands", str(db), "--out", str(tmp_path / "o"),
+                       str(src))  # fmt: skip
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "2 found, 2 extracted" in res.stdout, res.stdout
