@@ -434,10 +434,9 @@ def run(opts: Options, progress: Progress = _quiet) -> Result:
                 _write(dest / rel, st.text, root / rel)
                 written.append(rel)
         header_path = dest / config_header.NAME
-        if not writing:
-            pass
-        elif (
-            header_path.exists()
+        if (
+            writing
+            and header_path.exists()
             and not config_header.is_generated(header_path)
             and header_path.read_text() != header
         ):
@@ -524,8 +523,7 @@ def _analysis_errors(
             sec["detail"] = st.extract_error
 
 
-_LOCKING = {"pthread_mutex_lock": "lock", "pthread_mutex_trylock": "trylock",
-            "pthread_mutex_timedlock": "lock"}  # fmt: skip
+_LOCKING = {"pthread_mutex_lock", "pthread_mutex_trylock", "pthread_mutex_timedlock"}
 
 
 NOT_EVERY_COMMAND = (
@@ -553,11 +551,7 @@ def token_sections(
     """The lock calls of a file Clang did not analyse, found by token (outside directives,
     comments and strings), each listed as a kept section: the report lists every section
     of every file, and the share extracted counts them."""
-    lockers = dict(_LOCKING)
-    for name, spec in roles.items():
-        role = spec.split(":", 1)[0]
-        if role in ("lock", "trylock"):
-            lockers[name] = role
+    lockers = _LOCKING | {n for n, spec in roles.items() if spec.split(":", 1)[0] != "unlock"}
     toks = clex.tokens(text)
     out, directive = [], False
     depth, candidate, function = 0, None, None

@@ -57,27 +57,6 @@ const Binding *Section::binding(const VarDecl *V) const
 
 namespace {
 
-// `do { stmt; } while (0)`, the way lock macros are written: stmt.
-const Stmt *doWhileZero(const Stmt *S)
-{
-    const auto *D = dyn_cast_or_null<DoStmt>(S);
-    if (!D)
-        return nullptr;
-    const auto *Zero = dyn_cast<IntegerLiteral>(D->getCond()->IgnoreParenImpCasts());
-    const auto *Body = dyn_cast<CompoundStmt>(D->getBody());
-    if (!Zero || Zero->getValue() != 0 || !Body)
-        return nullptr;
-    const Stmt *Only = nullptr;
-    for (const Stmt *X : Body->body()) {
-        if (isa<NullStmt>(X))
-            continue;
-        if (Only)
-            return nullptr;
-        Only = X;
-    }
-    return Only;
-}
-
 // `{ stmt; }`, the way some lock macros are written (`#define LOCK(l)
 // {pthread_mutex_lock(&(l));}`): stmt, the block's only statement besides empty ones.
 const Stmt *soleStatement(const Stmt *S)
@@ -94,6 +73,18 @@ const Stmt *soleStatement(const Stmt *S)
         Only = X;
     }
     return Only;
+}
+
+// `do { stmt; } while (0)`, the way lock macros are written: stmt.
+const Stmt *doWhileZero(const Stmt *S)
+{
+    const auto *D = dyn_cast_or_null<DoStmt>(S);
+    if (!D)
+        return nullptr;
+    const auto *Zero = dyn_cast<IntegerLiteral>(D->getCond()->IgnoreParenImpCasts());
+    if (!Zero || Zero->getValue() != 0)
+        return nullptr;
+    return soleStatement(D->getBody());
 }
 
 const CallExpr *asCall(const Stmt *S)

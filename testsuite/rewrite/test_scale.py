@@ -110,6 +110,19 @@ def test_linemap_of_a_big_file_follows_lock_births_as_difflib_does():
     assert births and [fast.get(n) for n in births] == [slow.get(n) for n in births]
 
 
+def rewrite_tree(locktune_bin, src, out, rep):
+    """`locktune rewrite` of src with its compile_commands.json: (the report, the time)."""
+    res, t = timed_rewrite(
+        locktune_bin,
+        ["--compile-commands", str(src / "compile_commands.json"), "--report", str(rep),
+         "--out", str(out), str(src)],
+    )  # fmt: skip
+    assert res.returncode == 0, res.stdout + res.stderr
+    report = json.loads(rep.read_text())
+    print("phases:", report["summary"]["phases_s"])
+    return report, t
+
+
 def test_a_250000_line_translation_unit(locktune_bin, tmp_path):
     from locktune import native
 
@@ -122,15 +135,8 @@ def test_a_250000_line_translation_unit(locktune_bin, tmp_path):
     before = compile_and_run(tmp_path / "orig", [src / "big.c"], [])
     assert before.startswith("modules 0..99: ")
 
-    out, rep = tmp_path / "out", tmp_path / "r.json"
-    res, t = timed_rewrite(
-        locktune_bin,
-        ["--compile-commands", str(src / "compile_commands.json"), "--report", str(rep),
-         "--out", str(out), str(src)],
-    )  # fmt: skip
-    assert res.returncode == 0, res.stdout + res.stderr
-    report = json.loads(rep.read_text())
-    print("phases:", report["summary"]["phases_s"])
+    out = tmp_path / "out"
+    report, t = rewrite_tree(locktune_bin, src, out, tmp_path / "r.json")
     check_time(t, TU_LIMIT_S, f"rewrite of {TU_LINES} lines")
     check_output(out, report, expected_sites("big.c", text))
     (f,) = report["files"]
@@ -154,15 +160,8 @@ def test_a_tree_of_500_files(locktune_bin, tmp_path):
     (src / "compile_commands.json").write_text(json.dumps(db))
     before = compile_and_run(tmp_path / "orig", [src / r for r in rels], inc)
 
-    out, rep = tmp_path / "out", tmp_path / "r.json"
-    res, t = timed_rewrite(
-        locktune_bin,
-        ["--compile-commands", str(src / "compile_commands.json"), "--report", str(rep),
-         "--out", str(out), str(src)],
-    )  # fmt: skip
-    assert res.returncode == 0, res.stdout + res.stderr
-    report = json.loads(rep.read_text())
-    print("phases:", report["summary"]["phases_s"])
+    out = tmp_path / "out"
+    report, t = rewrite_tree(locktune_bin, src, out, tmp_path / "r.json")
     check_time(t, TREE_LIMIT_S, f"rewrite of a tree of {TREE_FILES} files")
     expected = set()
     for rel in rels:
