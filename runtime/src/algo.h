@@ -12,6 +12,7 @@
 #define LT_ALGO_H
 
 #include <errno.h>
+#include <stdio.h>
 
 #include "locktune.h"
 #include "stats.h"
@@ -64,6 +65,19 @@ struct lt_algo {
     /* Optional: lt_cond_timedwait for sections this algorithm runs (e.g. on a server).  NULL
      * means the generic condition variable (cond.c): release m, sleep, re-acquire m. */
     int (*cond_wait)(lt_cond_t *c, lt_mutex_t *m, const struct timespec *abstime);
+
+    /* Optional hooks for an algorithm with state beyond its locks (RCL's servers, flat
+     * combining's publication records).  The generic runtime calls them for every algorithm
+     * that sets them and names none: */
+    /* at start-up, once, before any lock is used: read the algorithm's own environment
+     * variables; a bad value is reported with lt_config_fatal() */
+    void (*configure)(void);
+    /* when a thread that used the runtime exits (its thread-local state is still there) */
+    void (*thread_exit)(void);
+    /* LOCKTUNE_STATS: extra members of site `site`'s object (", \"key\": value" each)... */
+    void (*stats_site)(FILE *f, int site);
+    /* ...and the algorithm's own top-level object, written as "NAME": {...} */
+    void (*stats_json)(FILE *f);
 };
 
 /* Registry (registry.c). */

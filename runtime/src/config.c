@@ -1,7 +1,7 @@
 /*
  * config.c - per-site configuration: tables registered by locktune_config.h, and the
- * environment (LOCKTUNE_ALGO, LOCKTUNE_STATS, LOCKTUNE_SPIN_NS, LOCKTUNE_SERVERS,
- * LOCKTUNE_RCL_MODE, LOCKTUNE_RCL_WAIT) read once at start-up.
+ * environment (LOCKTUNE_ALGO, LOCKTUNE_STATS, LOCKTUNE_SPIN_NS, LOCKTUNE_SERVERS, then each
+ * algorithm's own variables through its configure hook) read once at start-up.
  *
  * Tables are registered from constructors, before main() and normally before any lock is
  * used; lookups afterwards are read-only.  The environment is read by the runtime's own
@@ -47,13 +47,11 @@ static int *env_servers;
 static unsigned env_nservers;
 static int *usable_cpus;
 static unsigned nusable;
-static int rcl_mode = LT_RCL_MODE_AUTO;
-static int rcl_wait = -1;
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static pthread_once_t check_once = PTHREAD_ONCE_INIT;
 
-static __attribute__((noreturn, format(printf, 1, 2))) void fatal(const char *fmt, ...)
+void lt_config_fatal(const char *fmt, ...)
 {
     char line[1024];
     va_list ap;
@@ -101,21 +99,22 @@ LT_API void lt_config_register(const struct lt_site_config *sites, unsigned coun
         const struct lt_site_config *s = &sites[i];
         const char *file = s->file ? s->file : "?";
         if (s->id <= 0)
-            fatal("locktune_config.h: entry %s:%d has site id %d; ids start at 1", file, s->line,
-                  s->id);
+            lt_config_fatal("locktune_config.h: entry %s:%d has site id %d; ids start at 1", file,
+                            s->line, s->id);
         if (!s->algorithm || !lt_algo_find(s->algorithm))
-            fatal("locktune_config.h: site %d (%s:%d): unknown algorithm '%s' (known: %s)", s->id,
-                  file, s->line, s->algorithm ? s->algorithm : "(null)", lt_algo_names());
+            lt_config_fatal(
+                "locktune_config.h: site %d (%s:%d): unknown algorithm '%s' (known: %s)", s->id,
+                file, s->line, s->algorithm ? s->algorithm : "(null)", lt_algo_names());
         const struct lt_site_config *prev = find_site(s->id);
         for (unsigned j = 0; !prev && j < i; j++)
             if (sites[j].id == s->id)
                 prev = &sites[j];
         if (prev && !same_entry(prev, s))
-            fatal("locktune_config.h: site id %d is given twice (%s:%d and %s:%d)", s->id,
-                  prev->file ? prev->file : "?", prev->line, file, s->line);
+            lt_config_fatal("locktune_config.h: site id %d is given twice (%s:%d and %s:%d)", s->id,
+                            prev->file ? prev->file : "?", prev->line, file, s->line);
     }
     if (ntables == MAX_TABLES)
-        fatal("more than %d locktune_config.h tables registered", MAX_TABLES);
+        lt_config_fatal("more than %d locktune_config.h tables registered", MAX_TABLES);
     tables[ntables] = sites;
     table_sizes[ntables] = count;
     ntables++;
@@ -175,25 +174,26 @@ static void parse_algo(const char *value)
 {
     char *copy = strdup(value);
     if (!copy)
-        fatal("LOCKTUNE_ALGO: out of memory");
+        lt_config_fatal("LOCKTUNE_ALGO: out of memory");
     unsigned n = 1;
     for (const char *p = value; *p; p++)
         n += *p == ',';
     env_sites = calloc(n, sizeof *env_sites);
     if (!env_sites)
-        fatal("LOCKTUNE_ALGO: out of memory");
+        lt_config_fatal("LOCKTUNE_ALGO: out of memory");
     char *save = NULL;
     for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(item, '=');
         if (!eq)
-            fatal("LOCKTUNE_ALGO='%s': '%s' is not KEY=ALGORITHM (e.g. default=mcs,12=shfl-block)",
-                  value, trim(item));
+            lt_config_fatal(
+                "LOCKTUNE_ALGO='%s': '%s' is not KEY=ALGORITHM (e.g. default=mcs,12=shfl-block)",
+                value, trim(item));
         *eq = '\0';
         char *key = trim(item), *name = trim(eq + 1);
         const struct lt_algo *a = lt_algo_find(name);
         if (!a)
-            fatal("LOCKTUNE_ALGO='%s': unknown algorithm '%s' (known: %s)", value, name,
-                  lt_algo_names());
+            lt_config_fatal("LOCKTUNE_ALGO='%s': unknown algorithm '%s' (known: %s)", value, name,
+                            lt_algo_names());
         if (strcmp(key, "default") == 0) {
             env_default = a;
             continue;
@@ -202,8 +202,9 @@ static void parse_algo(const char *value)
         errno = 0;
         long id = strtol(key, &end, 10);
         if (*key == '\0' || *end != '\0' || errno || id <= 0 || id > INT_MAX)
-            fatal("LOCKTUNE_ALGO='%s': '%s' is neither 'default' nor a site id (a number >= 1)",
-                  value, key);
+            lt_config_fatal(
+                "LOCKTUNE_ALGO='%s': '%s' is neither 'default' nor a site id (a number >= 1)",
+                value, key);
         unsigned i = 0;
         while (i < env_nsites && env_sites[i].id != (int)id)
             i++;
@@ -221,8 +222,8 @@ static void parse_spin(const char *value)
     errno = 0;
     unsigned long long ns = strtoull(value, &end, 10);
     if (*value == '\0' || *end != '\0' || errno || ns == 0 || ns > 100000000ull || *value == '-')
-        fatal("LOCKTUNE_SPIN_NS='%s': expected a spin budget in nanoseconds, 1 to 100000000",
-              value);
+        lt_config_fatal(
+            "LOCKTUNE_SPIN_NS='%s': expected a spin budget in nanoseconds, 1 to 100000000", value);
     lt_wait_set_budget(ns, "LOCKTUNE_SPIN_NS");
 }
 
@@ -238,8 +239,8 @@ static void parse_stats(const char *value)
     else
         *slash = '\0';
     if (access(dir, W_OK | X_OK) != 0)
-        fatal("LOCKTUNE_STATS='%s': directory %s is not writable (%s)", value, dir,
-              strerror(errno));
+        lt_config_fatal("LOCKTUNE_STATS='%s': directory %s is not writable (%s)", value, dir,
+                        strerror(errno));
     lt_stats_enable(value);
 }
 
@@ -254,7 +255,7 @@ static void read_usable_cpus(void)
     }
     usable_cpus = calloc(CPU_SETSIZE, sizeof *usable_cpus);
     if (!usable_cpus)
-        fatal("out of memory");
+        lt_config_fatal("out of memory");
     for (int c = 0; c < CPU_SETSIZE; c++)
         if (CPU_ISSET(c, &set))
             usable_cpus[nusable++] = c;
@@ -282,7 +283,7 @@ static void parse_servers(const char *value)
     env_servers_text = value;
     env_servers = calloc(strlen(value) / 2 + 1, sizeof *env_servers);
     if (!env_servers)
-        fatal("LOCKTUNE_SERVERS: out of memory");
+        lt_config_fatal("LOCKTUNE_SERVERS: out of memory");
     const char *p = value;
     for (;;) {
         while (isspace((unsigned char)*p))
@@ -291,15 +292,17 @@ static void parse_servers(const char *value)
         errno = 0;
         long cpu = strtol(p, &end, 10);
         if (end == p || errno || cpu < 0 || cpu > INT_MAX || *p == '-' || *p == '+')
-            fatal("LOCKTUNE_SERVERS='%s': expected CPU numbers separated by commas (e.g. 1 or "
-                  "1,3), one per RCL server",
-                  value);
+            lt_config_fatal(
+                "LOCKTUNE_SERVERS='%s': expected CPU numbers separated by commas (e.g. 1 or "
+                "1,3), one per server",
+                value);
         int ok = 0;
         for (unsigned i = 0; i < nusable && !ok; i++)
             ok = usable_cpus[i] == (int)cpu;
         if (!ok)
-            fatal("LOCKTUNE_SERVERS='%s': CPU %ld is not one this process may run on (%s)", value,
-                  cpu, usable_text(buf, sizeof buf));
+            lt_config_fatal(
+                "LOCKTUNE_SERVERS='%s': CPU %ld is not one this process may run on (%s)", value,
+                cpu, usable_text(buf, sizeof buf));
         env_servers[env_nservers++] = (int)cpu;
         p = end;
         while (isspace((unsigned char)*p))
@@ -307,35 +310,12 @@ static void parse_servers(const char *value)
         if (*p == '\0')
             break;
         if (*p != ',')
-            fatal("LOCKTUNE_SERVERS='%s': expected CPU numbers separated by commas (e.g. 1 or "
-                  "1,3), one per RCL server",
-                  value);
+            lt_config_fatal(
+                "LOCKTUNE_SERVERS='%s': expected CPU numbers separated by commas (e.g. 1 or "
+                "1,3), one per server",
+                value);
         p++;
     }
-}
-
-static void parse_rcl_mode(const char *value)
-{
-    static const char *const names[] = {[LT_RCL_MODE_AUTO] = "auto",
-                                        [LT_RCL_MODE_FIFO] = "fifo",
-                                        [LT_RCL_MODE_DEGRADED] = "degraded"};
-    for (int i = 0; i < 3; i++)
-        if (strcmp(value, names[i]) == 0) {
-            rcl_mode = i;
-            return;
-        }
-    fatal("LOCKTUNE_RCL_MODE='%s': expected auto, fifo or degraded", value);
-}
-
-static void parse_rcl_wait(const char *value)
-{
-    static const char *const names[] = {"spin", "yield", "park", "yield-park"};
-    for (int i = 0; i < 4; i++)
-        if (strcmp(value, names[i]) == 0) {
-            rcl_wait = i;
-            return;
-        }
-    fatal("LOCKTUNE_RCL_WAIT='%s': expected spin, yield, park or yield-park", value);
 }
 
 static void init_env(void)
@@ -346,26 +326,26 @@ static void init_env(void)
         parse_algo(v);
     if ((v = getenv("LOCKTUNE_SERVERS")) && *v)
         parse_servers(v);
-    if ((v = getenv("LOCKTUNE_RCL_MODE")) && *v)
-        parse_rcl_mode(v);
-    if ((v = getenv("LOCKTUNE_RCL_WAIT")) && *v)
-        parse_rcl_wait(v);
     if ((v = getenv("LOCKTUNE_SPIN_NS")) && *v)
         parse_spin(v);
     if ((v = getenv("LOCKTUNE_STATS")) && *v) /* empty: unset, as for the others */
         parse_stats(v);
+    for (unsigned i = 0; i < lt_nalgos; i++)
+        if (lt_algos[i]->configure)
+            lt_algos[i]->configure();
 }
 
 static void check_server(const struct lt_site_config *sc, void *arg)
 {
     (void)arg;
-    if (env_nservers == 0 || lt_site_algo(sc->id) != &lt_algo_rcl)
+    if (env_nservers == 0 || !(lt_site_algo(sc->id)->caps & LT_CAP_SERVER))
         return;
     if (sc->server >= (int)env_nservers)
-        fatal("LOCKTUNE_SERVERS='%s' lists %u CPU%s (servers 0..%u), but site %d (%s:%d %s) "
-              "runs on server %d",
-              env_servers_text, env_nservers, env_nservers == 1 ? "" : "s", env_nservers - 1,
-              sc->id, sc->file ? sc->file : "?", sc->line, sc->name ? sc->name : "", sc->server);
+        lt_config_fatal(
+            "LOCKTUNE_SERVERS='%s' lists %u CPU%s (servers 0..%u), but site %d (%s:%d %s) "
+            "runs on server %d",
+            env_servers_text, env_nservers, env_nservers == 1 ? "" : "s", env_nservers - 1, sc->id,
+            sc->file ? sc->file : "?", sc->line, sc->name ? sc->name : "", sc->server);
 }
 
 static void check_sites(void)
@@ -374,8 +354,8 @@ static void check_sites(void)
         return; /* no header: any site id may be meant, none can be checked */
     for (unsigned i = 0; i < env_nsites; i++)
         if (!find_site(env_sites[i].id))
-            fatal("LOCKTUNE_ALGO: site %d is not in the program's locktune_config.h",
-                  env_sites[i].id);
+            lt_config_fatal("LOCKTUNE_ALGO: site %d is not in the program's locktune_config.h",
+                            env_sites[i].id);
     lt_config_foreach(check_server, NULL);
 }
 
@@ -389,16 +369,6 @@ const int *lt_config_usable_cpus(unsigned *n)
 {
     *n = nusable;
     return usable_cpus;
-}
-
-int lt_config_rcl_mode(void)
-{
-    return rcl_mode;
-}
-
-int lt_config_rcl_wait(void)
-{
-    return rcl_wait;
 }
 
 void lt_runtime_init(void)

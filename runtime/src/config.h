@@ -10,8 +10,8 @@
 struct lt_algo;
 
 /* Read and check the environment (LOCKTUNE_ALGO, LOCKTUNE_STATS, LOCKTUNE_SPIN_NS,
- * LOCKTUNE_SERVERS, LOCKTUNE_RCL_MODE, LOCKTUNE_RCL_WAIT) once.  A bad value prints one line
- * naming the variable and exits with status 2. */
+ * LOCKTUNE_SERVERS, then each algorithm's own through its configure hook) once.  A bad value
+ * prints one line naming the variable and exits with status 2. */
 void lt_runtime_init(void);
 /* Check LOCKTUNE_ALGO's site ids against the registered tables (once; at the first binding). */
 void lt_runtime_check_sites(void);
@@ -25,14 +25,15 @@ void lt_config_foreach(void (*fn)(const struct lt_site_config *, void *), void *
  * header's entry, else posix. */
 const struct lt_algo *lt_site_algo(int id);
 
-/* RCL placement and modes (docs/delegation.md).  LOCKTUNE_SERVERS: the CPUs of servers 0, 1,
- * ... (NULL and *n = 0 when unset).  The CPUs the process could run on at start-up, ascending.
- * LOCKTUNE_RCL_MODE: LT_RCL_MODE_*.  LOCKTUNE_RCL_WAIT: an enum rcl_wait_policy, -1 unset. */
+/* Server placement (docs/delegation.md), for the algorithms with LT_CAP_SERVER.
+ * LOCKTUNE_SERVERS: the CPUs of servers 0, 1, ... (NULL and *n = 0 when unset).  The CPUs the
+ * process could run on at start-up, ascending. */
 const int *lt_config_servers(unsigned *n);
 const int *lt_config_usable_cpus(unsigned *n);
-enum { LT_RCL_MODE_AUTO, LT_RCL_MODE_FIFO, LT_RCL_MODE_DEGRADED };
-int lt_config_rcl_mode(void);
-int lt_config_rcl_wait(void);
+
+/* A bad configuration value: one line "locktune: error: ..." on stderr, exit status 2.  For an
+ * algorithm's configure hook (algo.h), which reads its own variables. */
+__attribute__((noreturn, format(printf, 1, 2))) void lt_config_fatal(const char *fmt, ...);
 
 /* "site 12 (items.c:118 lru_locks)" or "site 0 (no site)" into buf. */
 const char *lt_site_describe(int id, char *buf, unsigned len);

@@ -205,10 +205,8 @@ static void write_site(FILE *f, int first, int id, const struct counters *c)
     json_counter(f, "cond_waits", c, LT_STAT_COND_WAITS, 1);
     json_counter(f, "misuse", c, LT_STAT_MISUSE, 1);
     json_counter(f, "delegated", c, LT_STAT_DELEGATED, known & LT_STAT_BIT(LT_STAT_DELEGATED));
-    if (a == &lt_algo_rcl) {
-        int cpu, server = lt_rcl_site_server(id == INT_MIN ? 0 : id, &cpu);
-        fprintf(f, ", \"server\": %d, \"server_cpu\": %d", server, cpu);
-    }
+    if (a->stats_site)
+        a->stats_site(f, id == INT_MIN ? 0 : id);
     fputs(", \"posix_fallback\": {\"total\": ", f);
     uint64_t fb = c ? c->c[LT_STAT_FALLBACK_PSHARED] + c->c[LT_STAT_FALLBACK_ROBUST] +
                           c->c[LT_STAT_FALLBACK_PRIO]
@@ -326,8 +324,11 @@ int lt_stats_write(void)
         first = 0;
     }
     fputs(first ? "]" : "\n  ]", f);
-    fputs(",\n  \"rcl\": ", f);
-    lt_rcl_stats_json(f);
+    for (unsigned i = 0; i < lt_nalgos; i++)
+        if (lt_algos[i]->stats_json) {
+            fprintf(f, ",\n  \"%s\": ", lt_algos[i]->name);
+            lt_algos[i]->stats_json(f);
+        }
     fputs("\n}\n", f);
     free_table(&sum);
     int bad = ferror(f);

@@ -56,9 +56,4 @@ void lt_stats_thread_exit(void);
 /* Write the report now (also called at exit).  Returns 0 or an errno value. */
 int lt_stats_write(void);
 
-/* The report's RCL parts (rcl/server.c): the "rcl" object (mode, client ids, one entry per
- * server), and a site's server number and CPU. */
-void lt_rcl_stats_json(FILE *f);
-int lt_rcl_site_server(int site, int *cpu);
-
 #endif

@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "algo.h"
 #include "mutex.h"
 #include "qnode.h"
 #include "stats.h"
@@ -42,8 +43,9 @@ static void thread_exit(void *arg)
         free(n);
     }
     t->nfree = 0;
-    lt_fc_thread_exit();
-    lt_rcl_thread_exit();
+    for (unsigned i = 0; i < lt_nalgos; i++)
+        if (lt_algos[i]->thread_exit)
+            lt_algos[i]->thread_exit();
     lt_stats_thread_exit();
 }
 

@@ -38,12 +38,9 @@ extern __thread struct lt_thread lt_thread_self __attribute__((tls_model("initia
 int32_t lt_thread_init_tid(void);
 /* Wake the condition waiters deferred by this thread (cond.c). */
 void lt_cond_flush_deferred(void);
-/* Called when a thread first keeps state that must be released at its exit. */
+/* Called when a thread first keeps state that must be released at its exit: every
+ * algorithm's thread_exit hook (algo.h) then runs when it exits. */
 void lt_thread_register(void);
-/* Exit hooks of the delegating algorithms (the thread's RCL client id, its flat-combining
- * records); each returns at once when the thread has none. */
-void lt_rcl_thread_exit(void);
-void lt_fc_thread_exit(void);
 
 /* The calling thread's kernel tid (never 0). */
 static inline int32_t lt_self(void)

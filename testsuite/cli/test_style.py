@@ -70,3 +70,30 @@ def test_only_the_cli_imports_the_commands():
             if any(n == "locktune.commands" or n.startswith("locktune.commands.") for n in names):
                 offenders.append(f"{f}:{node.lineno}")
     assert not offenders, "imports of locktune.commands outside cli.py: " + ", ".join(offenders)
+
+
+def test_generic_runtime_code_names_no_algorithm():
+    """The runtime's generic code (runtime/src/*.[ch]) reaches an algorithm only through its
+    operations table: it names none of them (posix, the fallback every site starts from,
+    excepted), neither its table (`lt_algo_rcl`) nor its functions (`rcl_...`, `fc_...`).  What
+    an algorithm needs beyond its locks goes through the table's optional hooks (algo.h)."""
+    import re
+
+    names = re.findall(
+        r"^LT_ALGORITHM\((\w+)\)", (ROOT / "runtime/src/algorithms.def").read_text(), re.M
+    )
+    assert "rcl" in names and "fc" in names, names
+    others = [n for n in names if n != "posix"]
+    # "spin" is also the waiting policy's word (lt_spin_check, the spin budget): only its table
+    prefixes = [n for n in others if n != "spin"]
+    tables, functions = "|".join(others), "|".join(prefixes)
+    word = re.compile(rf"\b(?:lt_algo_(?:{tables})|(?:lt_)?(?:{functions})_\w+)\b")
+    offenders = []
+    for f in tracked("runtime/src/*.c", "runtime/src/*.h"):
+        if "/" in f[len("runtime/src/") :]:
+            continue  # runtime/src/algo/, runtime/src/rcl/: the algorithms themselves
+        text = re.sub(r"/\*.*?\*/|//[^\n]*", "", (ROOT / f).read_text(), flags=re.S)
+        for lineno, line in enumerate(text.splitlines(), 1):
+            if m := word.search(line):
+                offenders.append(f"{f}:{lineno}: {m.group(0)}")
+    assert not offenders, "generic runtime code naming an algorithm: " + ", ".join(offenders)

@@ -114,7 +114,7 @@ static void retire(struct fc_rec *r)
         free(r);
 }
 
-void lt_fc_thread_exit(void)
+static void fc_thread_exit(void)
 {
     for (int i = 0; i < FC_CACHE; i++)
         if (cache[i].rec) {
@@ -145,7 +145,7 @@ static struct fc_rec *record_of(lt_mutex_t *m)
             abort();
         }
         *e.rec = (struct fc_rec){NULL, NULL, NULL, m, R_INACTIVE, 0, 0};
-        lt_thread_register(); /* lt_fc_thread_exit at thread exit */
+        lt_thread_register(); /* fc_thread_exit at thread exit */
     }
     for (; i > 0; i--)
         cache[i] = cache[i - 1];
@@ -402,4 +402,5 @@ const struct lt_algo lt_algo_fc = {
     .unlock = fc_unlock,
     .execute = fc_execute,
     .cond_wait = lt_combining_cond_wait,
+    .thread_exit = fc_thread_exit,
 };

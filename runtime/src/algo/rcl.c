@@ -265,4 +265,8 @@ const struct lt_algo lt_algo_rcl = {
     .execute = rcl_execute,
     .execute_trylock = rcl_execute_trylock,
     .cond_wait = rcl_cond_wait,
+    .configure = rcl_configure,
+    .thread_exit = rcl_thread_exit,
+    .stats_site = rcl_stats_site,
+    .stats_json = rcl_stats_json,
 };

@@ -108,13 +108,13 @@ int32_t rcl_client_id(void)
     }
     pthread_mutex_unlock(&ids_lock);
     me->id = id;
-    lt_thread_register(); /* lt_rcl_thread_exit gives the id back */
+    lt_thread_register(); /* rcl_thread_exit gives the id back */
     if (!me->srv)
         rcl_move_off_servers();
     return id;
 }
 
-void lt_rcl_thread_exit(void)
+void rcl_thread_exit(void)
 {
     struct rcl_client *me = &rcl_self;
     if (me->id < 0)
@@ -132,7 +132,7 @@ void lt_rcl_thread_exit(void)
 
 static enum rcl_wait_policy policy(void)
 {
-    int p = lt_config_rcl_wait();
+    int p = rcl_cfg_wait;
     return p < 0 ? RCL_WAIT_PARK : (enum rcl_wait_policy)p;
 }
 

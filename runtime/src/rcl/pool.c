@@ -408,15 +408,15 @@ static bool cpu_reserved(int cpu)
 
 int rcl_pool_start(struct rcl_server *srv)
 {
-    int cfg = lt_config_rcl_mode();
-    if (mode == MODE_UNDECIDED && cfg == LT_RCL_MODE_DEGRADED)
+    int cfg = rcl_cfg_mode;
+    if (mode == MODE_UNDECIDED && cfg == RCL_MODE_DEGRADED)
         decide_mode_degraded("LOCKTUNE_RCL_MODE=degraded");
     /* SCHED_FIFO only on a CPU reserved for the server (docs/delegation.md, "Neighbours"): a
      * busy SCHED_FIFO server keeps every other thread off its CPU - threads of other processes,
      * other processes' servers (SCHED_FIFO peers of equal priority never share the CPU), the
      * threads of a killed process that must run to exit - until RT throttling, 950 ms in the
      * second. */
-    if (mode == MODE_UNDECIDED && cfg == LT_RCL_MODE_AUTO && !cpu_reserved(srv->cpu))
+    if (mode == MODE_UNDECIDED && cfg == RCL_MODE_AUTO && !cpu_reserved(srv->cpu))
         decide_mode_degraded("the server's CPU is not reserved for it (not isolated): "
                              "LOCKTUNE_RCL_MODE=fifo asks for SCHED_FIFO anyway");
     unsigned nusable;
@@ -436,7 +436,7 @@ int rcl_pool_start(struct rcl_server *srv)
         r = spawn(srv, ROLE_MANAGER, manager_main, srv, &t);
     }
     if (r == EPERM && srv->fifo) {
-        if (cfg == LT_RCL_MODE_FIFO) {
+        if (cfg == RCL_MODE_FIFO) {
             fprintf(stderr,
                     "locktune: error: LOCKTUNE_RCL_MODE=fifo: SCHED_FIFO is not "
                     "permitted (needs root, CAP_SYS_NICE or RLIMIT_RTPRIO >= %d)\n",

@@ -174,10 +174,23 @@ void *rcl_call(struct rcl_server *srv, lt_mutex_t *m, lt_cs_fn fn, void *ctx, un
 void rcl_clients_stats_json(FILE *f);
 void rcl_clients_prepare_fork(void);
 void rcl_clients_after_fork(bool child);
+void rcl_thread_exit(void); /* gives the thread's client id back */
 enum rcl_wait_policy { RCL_WAIT_SPIN, RCL_WAIT_YIELD, RCL_WAIT_PARK, RCL_WAIT_YIELD_PARK };
 const char *rcl_wait_name(enum rcl_wait_policy p);
 
 /* ---- server.c ---- */
+/* LOCKTUNE_RCL_MODE (enum rcl_mode_cfg) and LOCKTUNE_RCL_WAIT (an enum rcl_wait_policy, -1
+ * unset), read once at start-up by rcl_configure, the algorithm's configure hook. */
+enum rcl_mode_cfg { RCL_MODE_AUTO, RCL_MODE_FIFO, RCL_MODE_DEGRADED };
+extern int rcl_cfg_mode;
+extern int rcl_cfg_wait;
+void rcl_configure(void);
+/* The server number of a site and its CPU. */
+int rcl_site_server(int site, int *cpu);
+/* LOCKTUNE_STATS: a site's "server" and "server_cpu", and the "rcl" object (mode, client ids,
+ * one entry per server). */
+void rcl_stats_site(FILE *f, int site);
+void rcl_stats_json(FILE *f);
 struct rcl_server *rcl_server_for_site(int site); /* created and started on first use */
 void rcl_server_kick(struct rcl_server *srv);     /* wake it, or start it after a fork */
 void rcl_move_off_servers(void);                  /* the calling thread leaves the servers' CPUs */

@@ -59,9 +59,38 @@
 static struct rcl_server *servers[CPU_SETSIZE]; /* by CPU; atomic pointers */
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* ---- configuration ---- */
+
+int rcl_cfg_mode = RCL_MODE_AUTO;
+int rcl_cfg_wait = -1;
+
+void rcl_configure(void)
+{
+    static const char *const modes[] = {
+        [RCL_MODE_AUTO] = "auto", [RCL_MODE_FIFO] = "fifo", [RCL_MODE_DEGRADED] = "degraded"};
+    const char *v = getenv("LOCKTUNE_RCL_MODE");
+    if (v && *v) {
+        int i = 0;
+        while (i < 3 && strcmp(v, modes[i]) != 0)
+            i++;
+        if (i == 3)
+            lt_config_fatal("LOCKTUNE_RCL_MODE='%s': expected auto, fifo or degraded", v);
+        rcl_cfg_mode = i;
+    }
+    v = getenv("LOCKTUNE_RCL_WAIT");
+    if (v && *v) {
+        int i = RCL_WAIT_SPIN;
+        while (i <= RCL_WAIT_YIELD_PARK && strcmp(v, rcl_wait_name((enum rcl_wait_policy)i)) != 0)
+            i++;
+        if (i > RCL_WAIT_YIELD_PARK)
+            lt_config_fatal("LOCKTUNE_RCL_WAIT='%s': expected spin, yield, park or yield-park", v);
+        rcl_cfg_wait = i;
+    }
+}
+
 /* ---- placement ---- */
 
-int lt_rcl_site_server(int site, int *cpu)
+int rcl_site_server(int site, int *cpu)
 {
     const struct lt_site_config *sc = lt_config_site(site);
     int k = sc && sc->server > 0 ? sc->server : 0;
@@ -232,7 +261,7 @@ static struct rcl_server *create(int cpu, int number)
 
 struct rcl_server *rcl_server_for_site(int site)
 {
-    int cpu, k = lt_rcl_site_server(site, &cpu);
+    int cpu, k = rcl_site_server(site, &cpu);
     /* acquire: pairs with the release store below (the server's fields). */
     struct rcl_server *srv = __atomic_load_n(&servers[cpu], __ATOMIC_ACQUIRE);
     if (srv)
@@ -541,10 +570,16 @@ static double ratio(uint64_t a, uint64_t b)
     return b ? (double)a / (double)b : 0.0;
 }
 
-void lt_rcl_stats_json(FILE *f)
+void rcl_stats_site(FILE *f, int site)
+{
+    int cpu, server = rcl_site_server(site, &cpu);
+    fprintf(f, ", \"server\": %d, \"server_cpu\": %d", server, cpu);
+}
+
+void rcl_stats_json(FILE *f)
 {
     const char *mode = rcl_mode_name(), *why = rcl_mode_reason();
-    int w = lt_config_rcl_wait();
+    int w = rcl_cfg_wait;
     fprintf(f, "{\"mode\": ");
     if (mode)
         fprintf(f, "\"%s\"", mode);
