@@ -166,7 +166,10 @@ def rewrite(work: Path, out: Path | None = None, profile: Path | None = None) ->
     t0 = time.monotonic()
     res = run(cmd, log=work / "rewrite.log")
     elapsed = time.monotonic() - t0
-    rep = json.loads(report.read_text())
+    sys.path.insert(0, str(ROOT))
+    from locktune.rewrite import report as rewrite_report
+
+    rep = rewrite_report.read(report)
     rep["wall_s"] = elapsed
     print(res.stdout, end="")
     return rep
@@ -414,7 +417,10 @@ def profile_under_load(work: Path, seconds: float = 8) -> Path:
         log.close()
     if proc.returncode != 0 or not out.exists():
         raise Failed(f"locktune profile exited with status {proc.returncode} (log: {log.name})")
-    doc = json.loads(out.read_text())
+    sys.path.insert(0, str(ROOT))
+    from locktune.profiler import document as profile_document
+
+    doc = profile_document.read(out)
     say(
         f"profile: {len(doc['locks'])} lock sites, {doc['totals']['cs_percent']:.1f}% of thread "
         f"time in critical sections, {tps:.0f} requests/s under the profiler"

@@ -291,7 +291,10 @@ def rewrite(recipe: Recipe, work: Path) -> dict:
     print(output, end="")
     rec: dict = {"exit": rc, "wall_s": round(wall, 1)}
     if report.exists():
-        rep = json.loads(report.read_text())
+        sys.path.insert(0, str(ROOT))
+        from locktune.rewrite import report as rewrite_report
+
+        rep = rewrite_report.read(report)
         s = rep.get("summary", {})
         rec["summary"] = {
             k: s.get(k)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
@@ -126,8 +125,7 @@ def command(
       locktune rewrite --compile-commands compile_commands.json --profile profile.json src/
       make -C src-locktune CFLAGS="$(locktune flags --cflags)" LDLIBS="$(locktune flags --libs)"
     """
-    from locktune.rewrite import engine
-    from locktune.rewrite.report import summary_text
+    from locktune.rewrite import engine, report
 
     if out_dir is not None and in_place:
         raise UsageProblem("--out and --in-place exclude each other")
@@ -151,11 +149,11 @@ def command(
     finally:
         ui.progress_done()
     if report_file is not None:
-        report_file.write_text(json.dumps(result.report, indent=2) + "\n")
+        report.write(result.report, report_file)
     if as_json:
-        click.echo(json.dumps(result.report, indent=2))
+        click.echo(report.dumps(result.report), nl=False)
     else:
-        click.echo(summary_text(result.report, str(report_file) if report_file else None))
+        click.echo(report.summary_text(result.report, str(report_file) if report_file else None))
     # A profiled site no lock in the sources matches: its figures reach no header entry.
     # Said on stderr, one line each (the summary counts them); the rewrite itself stands.
     for where in result.report.get("profile_sites_not_found", []):

@@ -129,7 +129,7 @@ class Pipeline:
 
     def profile(self, tree: Path, argv: list[str]) -> dict:
         """locktune profile of one run of the original; returns profile.json."""
-        import json
+        from locktune.profiler import document
 
         path = self.out / "profile.json"
         self.run(
@@ -137,7 +137,7 @@ class Pipeline:
             [*self.lt, "profile", "-o", str(path), "--source-root", str(tree), "--", *argv],
             cwd=tree,
         )
-        return json.loads(path.read_text())
+        return document.read(path)
 
     def report(self, top: int = 5) -> str:
         """locktune report: the table (returned, and in report.txt) and report.html."""

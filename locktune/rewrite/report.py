@@ -1,9 +1,13 @@
-"""The rewrite report (`--report FILE`, schema locktune-rewrite/1) and the terminal summary."""
+"""The rewrite report (`--report FILE`, schema locktune-rewrite/1): built, written, read back
+and summarised on the terminal here, and nowhere else."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
+from pathlib import Path
 
+from locktune.errors import LocktuneError
 from locktune.rewrite import cocci, config_header
 
 SCHEMA = "locktune-rewrite/1"
@@ -151,6 +155,40 @@ def build(
             "phases_s": {k: round(v, 3) for k, v in phases.items()},
         },
     }
+
+
+def write(rep: dict, path: Path | str) -> None:
+    """Write atomically: a reader never sees half a report."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(dumps(rep))
+    tmp.replace(path)
+
+
+def dumps(rep: dict) -> str:
+    return json.dumps(rep, indent=2) + "\n"
+
+
+def read(path: Path | str) -> dict:
+    """A rewrite report, checked; a problem is one LocktuneError line naming the file."""
+    try:
+        text = Path(path).read_text()
+    except OSError as e:
+        raise LocktuneError(f"{path}: {e.strerror}") from e
+    try:
+        rep = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise LocktuneError(f"{path}:{e.lineno}: not JSON: {e.msg}") from e
+    if not isinstance(rep, dict) or rep.get("schema") != SCHEMA:
+        found = rep.get("schema") if isinstance(rep, dict) else type(rep).__name__
+        raise LocktuneError(
+            f"{path}: not a locktune rewrite report (schema {found!r}, expected {SCHEMA}); "
+            "write one with `locktune rewrite --report FILE`"
+        )
+    for key, kind in (("summary", dict), ("critical_sections", list), ("sites", list)):
+        if not isinstance(rep.get(key), kind):
+            raise LocktuneError(f"{path}: a rewrite report without its `{key}` {kind.__name__}")
+    return rep
 
 
 def summary_text(rep: dict, report_path: str | None) -> str:

@@ -16,6 +16,8 @@ import sys
 import pytest
 from conftest import ROOT
 
+from locktune.rewrite import report as rewrite_report
+
 pytestmark = pytest.mark.programs
 
 
@@ -112,7 +114,7 @@ def test_rewrites_with_its_compile_commands_only(prepared, name):
     assert s["files_failed"] == 0, rec["failed_files"]
     assert s["sections"] > 0, f"{name}: no critical section found"
     assert s["extracted"] + s["kept"] == s["sections"], s
-    report = json.loads((p.work / "rewrite.json").read_text())
+    report = rewrite_report.read(p.work / "rewrite.json")
     kept = [x for x in report["critical_sections"] if x["status"] == "kept"]
     assert all(x["reason"] for x in kept), [x for x in kept if not x["reason"]]
 

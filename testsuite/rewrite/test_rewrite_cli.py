@@ -13,6 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from locktune.errors import LocktuneError
+from locktune.rewrite import report
+
 GOOD = """\
 #include <pthread.h>
 #include <stdio.h>
@@ -102,7 +105,7 @@ def test_report_schema(run_locktune, src, tmp_path):
     rep_path = tmp_path / "r.json"
     res = run_locktune("rewrite", str(src), "--out", str(tmp_path / "o"), "--report", str(rep_path))
     assert res.returncode == 0, res.stderr
-    rep = json.loads(rep_path.read_text())
+    rep = report.read(rep_path)
     assert rep["schema"] == "locktune-rewrite/1"
     (sec,) = rep["critical_sections"]
     for key in ("file", "line", "end_lines", "function", "lock", "site", "status", "reason"):
@@ -117,6 +120,23 @@ def test_report_schema(run_locktune, src, tmp_path):
         "algorithm": "posix",
         "server": -1,
     }
+
+
+def test_report_read_names_the_file(tmp_path):
+    """locktune.rewrite.report owns the document: reading something else is one error line
+    naming the file, never a KeyError further on."""
+    bad = tmp_path / "profile.json"
+    bad.write_text('{"schema": "locktune-profile/3", "locks": []}')
+    with pytest.raises(LocktuneError, match=r"profile.json: not a locktune rewrite report"):
+        report.read(bad)
+    broken = tmp_path / "half.json"
+    broken.write_text('{"schema": "locktune-rewrite/1",\n "summary": ')
+    with pytest.raises(LocktuneError, match=r"half.json:2: not JSON"):
+        report.read(broken)
+    partial = tmp_path / "partial.json"
+    partial.write_text('{"schema": "locktune-rewrite/1", "summary": {}}')
+    with pytest.raises(LocktuneError, match=r"without its `critical_sections` list"):
+        report.read(partial)
 
 
 def test_json_on_stdout(run_locktune, src, tmp_path):
