@@ -285,3 +285,74 @@ def _summarise_lock(sweep: Sweep, i: int, mine: list[dict], by_key: dict) -> dic
         "rt_ns": stat([r["rt_ns"] for r in ok]),
         "regimes": regimes,
     }
+
+
+def measure(
+    chosen: list[Sweep],
+    wanted: list[str],
+    settings: Settings,
+    *,
+    command: str,
+    quick: bool,
+    progress: Callable[[str], None],
+    warn: Callable[[str], None],
+) -> dict:
+    """One `locktune bench locks`: the machine described, the algorithms this liblocktune has
+    asked for, every run made (run_all), summarised; the results document (report.SCHEMA),
+    which the caller writes and prints."""
+    from locktune import machine
+    from locktune.bench import report
+
+    progress("describing the machine")
+    desc = machine.describe()
+    load = desc["load_average"][0]
+    if load > 0.25 * (desc["usable_cpus"] or 1) and not quick:
+        warn(
+            f"load average {load:.2f} on {desc['usable_cpus']} CPUs: this machine is busy, so "
+            "these figures measure the other work too"
+        )
+    info = lockbench.machine_info()
+    settings.tsc_hz = info["tsc"]["hz"]
+    settings.usable_cpus = tuple(info["info"]["usable_cpus"])
+    progress("asking liblocktune which algorithms it has")
+    avail = lockbench.available(wanted, len(settings.usable_cpus))
+    runnable = [a for a in wanted if a in avail.available]
+
+    started = time.time()
+
+    def each(n: int, total: int, what: dict) -> None:
+        elapsed = time.time() - started
+        eta = f", about {elapsed / n * (total - n):.0f} s left" if n else ""
+        p = what["sweep"].points[what["point"]]
+        progress(
+            f"[{n + 1}/{total}] round {what['round'] + 1}/{settings.repeats} "
+            f"{what['sweep'].name}: {p.threads or 'cpus'} threads, {p.lines} lines, "
+            f"delay {p.delay}: {what['lock'].label}{eta}"
+        )
+
+    runs = run_all(chosen, runnable, settings, each)
+    return {
+        "schema": report.SCHEMA,
+        "command": command,
+        "machine": desc,
+        "lockbench": {
+            "tsc_hz": settings.tsc_hz,
+            "usable_cpus": list(settings.usable_cpus),
+            "lt_mutex_bytes": info["info"]["lt_mutex_bytes"],
+            "pthread_mutex_bytes": info["info"]["pthread_mutex_bytes"],
+        },
+        "settings": {
+            "sweeps": [s.name for s in chosen],
+            "repeats": settings.repeats,
+            "duration_s": settings.duration,
+            "warmup_s": settings.warmup,
+            "mode": settings.mode or "auto",
+            "seed": settings.seed,
+            "quick": quick,
+            "regime_threshold_ns": NEAR_FAR_NS,
+        },
+        "algorithms": {"requested": wanted, "ran": runnable, "unavailable": avail.unavailable},
+        "sweeps": summarise(chosen, runs),
+        "runs": runs,
+        "wall_s": time.time() - started,
+    }

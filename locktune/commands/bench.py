@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 import shlex
 import sys
-import time
 from pathlib import Path
 
 import click
 
-from locktune import algorithms, machine, ui
-from locktune.bench import compare, compare_report, lockbench, report, runner, session, sweeps
+from locktune import algorithms, ui
+from locktune.bench import compare, compare_report, report, runner, session, sweeps
 from locktune.errors import LocktuneError, UsageProblem
 
 
@@ -138,65 +137,25 @@ def locks(
         seed=seed,
     )
 
-    ui.progress("describing the machine")
-    desc = machine.describe()
-    load = desc["load_average"][0]
-    if load > 0.25 * (desc["usable_cpus"] or 1) and not quick:
+    def warn(msg: str) -> None:
         ui.progress_done()
-        click.echo(
-            f"warning: load average {load:.2f} on {desc['usable_cpus']} CPUs: this machine is "
-            "busy, so these figures measure the other work too",
-            err=True,
+        click.echo(f"warning: {msg}", err=True)
+
+    try:
+        document = runner.measure(
+            chosen,
+            algorithms,
+            settings,
+            command="locktune bench locks " + shlex.join(sys.argv[2:] if len(sys.argv) > 2 else []),
+            quick=quick,
+            progress=ui.progress,
+            warn=warn,
         )
-    info = lockbench.machine_info()
-    settings.tsc_hz = info["tsc"]["hz"]
-    settings.usable_cpus = tuple(info["info"]["usable_cpus"])
-    ui.progress("asking liblocktune which algorithms it has")
-    avail = lockbench.available(algorithms, len(settings.usable_cpus))
-    runnable = [a for a in algorithms if a in avail.available]
-
-    started = time.time()
-
-    def progress(n: int, total: int, what: dict) -> None:
-        elapsed = time.time() - started
-        eta = f", about {elapsed / n * (total - n):.0f} s left" if n else ""
-        p = what["sweep"].points[what["point"]]
-        ui.progress(
-            f"[{n + 1}/{total}] round {what['round'] + 1}/{settings.repeats} "
-            f"{what['sweep'].name}: {p.threads or 'cpus'} threads, {p.lines} lines, "
-            f"delay {p.delay}: {what['lock'].label}{eta}"
-        )
-
-    runs = runner.run_all(chosen, runnable, settings, progress)
-    ui.progress_done()
-    summary = runner.summarise(chosen, runs)
-
-    document = {
-        "schema": report.SCHEMA,
-        "command": "locktune bench locks " + shlex.join(sys.argv[2:] if len(sys.argv) > 2 else []),
-        "machine": desc,
-        "lockbench": {
-            "tsc_hz": settings.tsc_hz,
-            "usable_cpus": list(settings.usable_cpus),
-            "lt_mutex_bytes": info["info"]["lt_mutex_bytes"],
-            "pthread_mutex_bytes": info["info"]["pthread_mutex_bytes"],
-        },
-        "settings": {
-            "sweeps": [s.name for s in chosen],
-            "repeats": settings.repeats,
-            "duration_s": settings.duration,
-            "warmup_s": settings.warmup,
-            "mode": settings.mode or "auto",
-            "seed": settings.seed,
-            "quick": quick,
-            "regime_threshold_ns": runner.NEAR_FAR_NS,
-        },
-        "algorithms": {"requested": algorithms, "ran": runnable, "unavailable": avail.unavailable},
-        "sweeps": summary,
-        "runs": runs,
-        "wall_s": time.time() - started,
-    }
-    out_dir = out or report.default_out_dir(desc)
+    finally:
+        ui.progress_done()
+    summary, runs = document["sweeps"], document["runs"]
+    unavailable = document["algorithms"]["unavailable"]
+    out_dir = out or report.default_out_dir(document["machine"])
     written = report.write(out_dir, document, summary)
 
     if as_json:
@@ -204,7 +163,7 @@ def locks(
     else:
         click.echo(report.tables(summary))
         click.echo()
-        for line in report.unavailable_lines(avail.unavailable):
+        for line in report.unavailable_lines(unavailable):
             click.echo(line)
         click.echo(
             f"wrote {out_dir}: results.json and {len(written) - 1} charts "
