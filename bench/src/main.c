@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ck_peers.h"
 #include "cpus.h"
 #include "cs.h"
 #include "json.h"
@@ -67,6 +68,10 @@ static struct {
 static struct {
     _Alignas(128) struct lb_ticket t;
 } tlock;
+#ifdef LB_HAVE_CK
+static struct lb_ck_locks cklocks;
+static struct lb_ck_node *cknodes; /* one per worker */
+#endif
 
 struct worker {
     _Alignas(128) _Atomic uint64_t ops; /* published after every section */
@@ -117,6 +122,39 @@ static void note_handover(struct worker *w, const struct lb_cs_ctx *c)
     lb_reservoir_add(&w->handover, d > UINT32_MAX ? UINT32_MAX : (uint32_t)d);
 }
 
+/* Concurrency Kit's locks (ck_peers.h); never reached without LB_HAVE_CK (options.c refuses). */
+static inline __attribute__((always_inline)) void ck_lock(struct worker *w, enum lb_lock lock)
+{
+#ifdef LB_HAVE_CK
+    struct lb_ck_node *n = &cknodes[w->id];
+    if (lock == LB_LOCK_CK_MCS)
+        ck_spinlock_mcs_lock(&cklocks.mcs, &n->mcs);
+    else if (lock == LB_LOCK_CK_CLH)
+        ck_spinlock_clh_lock(&cklocks.clh, n->clh);
+    else
+        ck_spinlock_ticket_lock(&cklocks.ticket);
+#else
+    (void)w, (void)lock;
+    abort();
+#endif
+}
+
+static inline __attribute__((always_inline)) void ck_unlock(struct worker *w, enum lb_lock lock)
+{
+#ifdef LB_HAVE_CK
+    struct lb_ck_node *n = &cknodes[w->id];
+    if (lock == LB_LOCK_CK_MCS)
+        ck_spinlock_mcs_unlock(&cklocks.mcs, &n->mcs);
+    else if (lock == LB_LOCK_CK_CLH)
+        ck_spinlock_clh_unlock(&n->clh);
+    else
+        ck_spinlock_ticket_unlock(&cklocks.ticket);
+#else
+    (void)w, (void)lock;
+    abort();
+#endif
+}
+
 /* The measured loop, specialised by the compiler for each (lock, mode) pair. */
 static inline __attribute__((always_inline)) void
 run_loop(struct worker *w, const enum lb_lock lock, const enum lb_mode mode)
@@ -150,6 +188,13 @@ run_loop(struct worker *w, const enum lb_lock lock, const enum lb_mode mode)
                 cs_indirect(&c);
                 lb_ticket_unlock(&tlock.t);
                 break;
+            case LB_LOCK_CK_MCS:
+            case LB_LOCK_CK_CLH:
+            case LB_LOCK_CK_TICKET:
+                ck_lock(w, lock);
+                cs_indirect(&c);
+                ck_unlock(w, lock);
+                break;
             case LB_LOCK_NONE:
                 cs_indirect(&c);
                 break;
@@ -170,6 +215,13 @@ run_loop(struct worker *w, const enum lb_lock lock, const enum lb_mode mode)
                 lb_ticket_lock(&tlock.t);
                 lb_cs_run(&c);
                 lb_ticket_unlock(&tlock.t);
+                break;
+            case LB_LOCK_CK_MCS:
+            case LB_LOCK_CK_CLH:
+            case LB_LOCK_CK_TICKET:
+                ck_lock(w, lock);
+                lb_cs_run(&c);
+                ck_unlock(w, lock);
                 break;
             case LB_LOCK_NONE:
                 lb_cs_run(&c);
@@ -207,6 +259,18 @@ static void *worker_main(void *arg)
         break;
     case LB_LOCK_NONE:
         exec ? run_loop(w, LB_LOCK_NONE, LB_MODE_EXECUTE) : run_loop(w, LB_LOCK_NONE, LB_MODE_LOCK);
+        break;
+    case LB_LOCK_CK_MCS:
+        exec ? run_loop(w, LB_LOCK_CK_MCS, LB_MODE_EXECUTE)
+             : run_loop(w, LB_LOCK_CK_MCS, LB_MODE_LOCK);
+        break;
+    case LB_LOCK_CK_CLH:
+        exec ? run_loop(w, LB_LOCK_CK_CLH, LB_MODE_EXECUTE)
+             : run_loop(w, LB_LOCK_CK_CLH, LB_MODE_LOCK);
+        break;
+    case LB_LOCK_CK_TICKET:
+        exec ? run_loop(w, LB_LOCK_CK_TICKET, LB_MODE_EXECUTE)
+             : run_loop(w, LB_LOCK_CK_TICKET, LB_MODE_LOCK);
         break;
     }
     w->t_end = lb_tsc_ordered();
@@ -430,6 +494,11 @@ int main(int argc, char **argv)
         lb_die(1, "out of memory for %u shared lines", opt.lines);
     lb_order_init(&order, opt.window);
     workers = aligned_alloc(128, opt.threads * sizeof *workers);
+#ifdef LB_HAVE_CK
+    cknodes = aligned_alloc(128, opt.threads * sizeof *cknodes);
+    if (!cknodes || lb_ck_init(&cklocks, cknodes, opt.threads) != 0)
+        lb_die(1, "out of memory");
+#endif
     uint64_t *snap_a = calloc(opt.threads, sizeof *snap_a);
     uint64_t *snap_b = calloc(opt.threads, sizeof *snap_b);
     uint64_t *measured = calloc(opt.threads, sizeof *measured);

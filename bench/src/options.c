@@ -27,10 +27,11 @@ static const char usage[] =
     "                        function run by lt_execute (delegating algorithms want this);\n"
     "                        sequential: one thread, no lock (the section's own rate);\n"
     "                        roundtrip: the core-to-core round trip alone; info: the setup\n"
-    "  --lock pthread|lt|ticket|none\n"
+    "  --lock pthread|lt|ticket|none|ck-mcs|ck-clh|ck-ticket\n"
     "                        pthread: glibc pthread_mutex_t called directly (default);\n"
     "                        lt: lt_mutex_t with the algorithm LOCKTUNE_ALGO names;\n"
-    "                        ticket: a bare ticket lock; none: no lock (the check must fail)\n"
+    "                        ticket: a bare ticket lock; none: no lock (the check must fail);\n"
+    "                        ck-*: Concurrency Kit's spinlocks, the peers (libck-dev)\n"
     "  --algo NAME           run lt with algorithm NAME (sets LOCKTUNE_ALGO=default=NAME)\n"
     "\n"
     "Workload:\n"
@@ -74,7 +75,8 @@ void lb_die(int code, const char *fmt, ...)
 }
 
 static const char *const mode_names[] = {"lock", "execute", "sequential", "roundtrip", "info"};
-static const char *const lock_names[] = {"pthread", "lt", "ticket", "none"};
+static const char *const lock_names[] = {"pthread", "lt",     "ticket",   "none",
+                                         "ck-mcs",  "ck-clh", "ck-ticket"};
 static const char *const pin_names[] = {"auto", "none", "rr"};
 
 const char *lb_mode_name(enum lb_mode m)
@@ -213,7 +215,7 @@ void lb_options_parse(int argc, char **argv, struct lb_options *o)
             o->mode = (enum lb_mode)choice("--mode", optarg, mode_names, 5);
             break;
         case OPT_LOCK:
-            o->lock = (enum lb_lock)choice("--lock", optarg, lock_names, 4);
+            o->lock = (enum lb_lock)choice("--lock", optarg, lock_names, 7);
             break;
         case OPT_ALGO:
             if (optarg[0] == '\0' || strpbrk(optarg, ",= "))
@@ -291,6 +293,13 @@ void lb_options_parse(int argc, char **argv, struct lb_options *o)
         lb_die(2, "--algo applies to --lock lt, not --lock %s", lock_names[o->lock]);
     if (o->algo)
         o->lock = LB_LOCK_LT;
+#ifndef LB_HAVE_CK
+    if (o->lock >= LB_LOCK_CK_MCS)
+        lb_die(2,
+               "--lock %s: this locktune-lockbench was built without Concurrency Kit "
+               "(libck-dev: scripts/bootstrap installs it)",
+               lock_names[o->lock]);
+#endif
     if (o->mode == LB_MODE_SEQUENTIAL) {
         if (threads_set && o->threads != 1)
             lb_die(2, "--mode sequential runs one thread, not --threads %u", o->threads);

@@ -20,10 +20,13 @@ enum lb_mode {
 };
 
 enum lb_lock {
-    LB_LOCK_PTHREAD, /* glibc pthread_mutex_t, called directly: the baseline */
-    LB_LOCK_LT,      /* lt_mutex_t through locktune.h, algorithm from LOCKTUNE_ALGO */
-    LB_LOCK_TICKET,  /* the bare ticket lock of ticket.h */
-    LB_LOCK_NONE,    /* no lock at all: to see the checker catch lost updates */
+    LB_LOCK_PTHREAD,   /* glibc pthread_mutex_t, called directly: the baseline */
+    LB_LOCK_LT,        /* lt_mutex_t through locktune.h, algorithm from LOCKTUNE_ALGO */
+    LB_LOCK_TICKET,    /* the bare ticket lock of ticket.h */
+    LB_LOCK_NONE,      /* no lock at all: to see the checker catch lost updates */
+    LB_LOCK_CK_MCS,    /* Concurrency Kit's MCS spinlock (ck_peers.h) */
+    LB_LOCK_CK_CLH,    /* Concurrency Kit's CLH spinlock */
+    LB_LOCK_CK_TICKET, /* Concurrency Kit's ticket spinlock */
 };
 
 enum lb_pin {

@@ -32,11 +32,13 @@ class RunFailed(LocktuneError):
 class Lock:
     """A lock under test: glibc's mutex, the bare ticket lock, or an lt_mutex_t algorithm."""
 
-    kind: str  # pthread | ticket | lt | none (one thread only) | sequential
+    kind: str  # pthread | ticket | lt | none (one thread only) | sequential | ck-*
     algorithm: str | None = None
 
     @property
     def label(self) -> str:
+        if self.kind.startswith("ck-"):
+            return self.kind
         return {
             "pthread": "glibc",
             "ticket": "bare-ticket",
@@ -49,6 +51,9 @@ GLIBC = Lock("pthread")
 BARE_TICKET = Lock("ticket")
 NO_LOCK = Lock("none")  # the harness and the section alone: subtracted for the net lock cost
 SEQUENTIAL = Lock("sequential")
+# Concurrency Kit's spinlocks (Debian libck-dev), the peers of our algorithms of the same name:
+# run beside them uncontended and at 2 threads; each of ours is reported against its peer.
+PEERS = {"mcs": Lock("ck-mcs"), "clh": Lock("ck-clh"), "ticket": Lock("ck-ticket")}
 
 
 def program() -> str:
@@ -93,6 +98,15 @@ def run(args: list[str], env: dict[str, str] | None = None, timeout: float = 600
     if problems:
         raise RunFailed("unexpected output: " + "; ".join(problems[:3]))
     return doc
+
+
+def peer_available(lock: Lock) -> str | None:
+    """None when this locktune-lockbench has `lock` (a CK peer), else why not."""
+    try:
+        run(["--mode", "info", "--lock", lock.kind])
+    except RunFailed as e:
+        return str(e)
+    return None
 
 
 @dataclass

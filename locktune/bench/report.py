@@ -151,6 +151,9 @@ def tables(summary: list[dict]) -> str:
     for sweep in summary:
         cost = sweep["metric"] == "cost"
         headers = ["threads", "lines", "delay", "lock", "vs glibc min/med/max", "same regime"]
+        peers = any(s.get("vs_peer") for p in sweep["points"] for s in p["locks"].values())
+        if peers:
+            headers.append("speed vs CK")
         if cost:
             headers += ["vs bare ticket", "ns/op", "net ns", "net vs glibc", "net vs ticket"]
         else:
@@ -170,6 +173,8 @@ def tables(summary: list[dict]) -> str:
                     _span(s["ratio"]),
                     _fmt(_median(s["ratio_same_regime"]), ".2f"),
                 ]
+                if peers:
+                    row.append(_span(s.get("vs_peer")))
                 if cost:
                     row += [
                         _span(s["vs_bare_ticket"]),

@@ -227,11 +227,20 @@ def summarise(sweeps: list[Sweep], runs: list[dict]) -> list[dict]:
 def _summarise_lock(sweep: Sweep, i: int, mine: list[dict], by_key: dict) -> dict:
     ok = [r for r in mine if r["ok"]]
     ratios, same_regime, vs_ticket, seq_fraction, cost_rt = [], [], [], [], []
-    net, net_ratios, net_vs_ticket = [], [], []
+    net, net_ratios, net_vs_ticket, vs_peer = [], [], [], []
     not_a_lock = {"sequential", "none"}
     for r in ok:
         base = by_key.get((sweep.name, i, r["round"], "glibc"))
         ticket = by_key.get((sweep.name, i, r["round"], "bare-ticket"))
+        peer_lock = lockbench.PEERS.get(r.get("algorithm")) if r.get("kind") == "lt" else None
+        peer = by_key.get((sweep.name, i, r["round"], peer_lock.label)) if peer_lock else None
+        if peer and peer["ok"]:
+            # ours against CK's, within the round: > 1 means ours is better
+            vs_peer.append(
+                _ratio(peer["ns_per_op"], r["ns_per_op"])
+                if sweep.metric == "cost"
+                else _ratio(r["throughput_ops_s"], peer["throughput_ops_s"])
+            )
         seq = by_key.get((sweep.name, i, r["round"], "sequential"))
         bare = by_key.get((sweep.name, i, r["round"], "no-lock"))
         if sweep.metric == "cost" and bare and bare["ok"] and r["kind"] not in not_a_lock:
@@ -267,6 +276,9 @@ def _summarise_lock(sweep: Sweep, i: int, mine: list[dict], by_key: dict) -> dic
         "ratio": stat(ratios),
         "ratio_same_regime": stat(same_regime),
         "vs_bare_ticket": stat(vs_ticket) if sweep.metric == "cost" else None,
+        # its Concurrency Kit peer's figure over ours (cost) or ours over CK's (throughput):
+        # the speed of ours relative to CK's, > 1 is faster
+        "vs_peer": stat(vs_peer) if vs_peer else None,
         "net_ns_per_op": stat(net) if net else None,
         "net_ratio": stat(net_ratios) if net_ratios else None,
         "net_vs_bare_ticket": stat(net_vs_ticket) if net_vs_ticket else None,
@@ -317,6 +329,14 @@ def measure(
     progress("asking liblocktune which algorithms it has")
     avail = lockbench.available(wanted, len(settings.usable_cpus))
     runnable = [a for a in wanted if a in avail.available]
+    for sweep in chosen:
+        for lock in [x for x in sweep.extra if x.kind.startswith("ck-")]:
+            if lock.label not in avail.unavailable:
+                why = lockbench.peer_available(lock)
+                if why:
+                    avail.unavailable[lock.label] = why
+            if lock.label in avail.unavailable:
+                sweep.extra.remove(lock)
 
     started = time.time()
 

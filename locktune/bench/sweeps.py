@@ -2,9 +2,10 @@
 glibc at each point.
 
     uncontended     1 thread, empty section: each algorithm's lock+unlock cost vs glibc and vs a
-                    bare ticket lock (issue 3)
+                    bare ticket lock (issue 3), and vs its Concurrency Kit peer (issue 12)
     oversubscribed  4/8/16/32 threads on this machine's CPUs, 1 line, short delay (issue 3)
-    lines           2 threads, 1/5/20 lines, short delay, one thread per CPU (issue 3)
+    lines           2 threads, 1/5/20 lines, short delay, one thread per CPU (issue 3); the CK
+                    peers beside them (issue 12)
     delay           one thread per CPU, 1/5/20 lines, delay 10^2..2*10^6 cycles; the section's
                     sequential rate and the round trip in the same run (issue 4, the RCL paper)
     scaling         1..16 threads, then 32 and 64, 1 line, short delay (a 16-core machine)
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from locktune.bench.lockbench import BARE_TICKET, NO_LOCK, SEQUENTIAL, Lock
+from locktune.bench.lockbench import BARE_TICKET, NO_LOCK, PEERS, SEQUENTIAL, Lock
 
 SHORT_DELAY = 100  # cycles: the paper's "high contention"
 
@@ -71,9 +72,9 @@ def build(
                     "",
                     [Point(1, 0, 0, "rr")],
                     metric="cost",
-                    extra=[BARE_TICKET, NO_LOCK],
+                    extra=[BARE_TICKET, NO_LOCK, *PEERS.values()],
                     goal="no algorithm above 1.0x glibc; the plainest within 1.2x of a bare "
-                    "ticket lock",
+                    "ticket lock; mcs, clh, ticket within 10% of their CK peers",
                 )
             )
         elif name == "oversubscribed":
@@ -97,7 +98,9 @@ def build(
                     "Two threads, one per CPU: throughput relative to glibc by shared lines",
                     "lines",
                     [Point(2, k, SHORT_DELAY, "rr") for k in ks],
-                    goal="ratios with the round-trip regime noted (near < 200 ns <= far)",
+                    extra=list(PEERS.values()),
+                    goal="ratios with the round-trip regime noted (near < 200 ns <= far); mcs, "
+                    "clh, ticket within 10% of their CK peers",
                 )
             )
         elif name == "delay":

@@ -63,6 +63,28 @@ def test_quick_runs_every_sweep(quick):
     assert sorted(rounds[0]) == sorted(rounds[1]) and rounds[0] != rounds[1]
 
 
+def test_ck_peers_beside_ours(run_locktune, tmp_path):
+    """Issue 12, item 8: Concurrency Kit's MCS, CLH and ticket locks run in the same rounds as
+    ours, uncontended and at 2 threads, and each of ours is reported against its peer."""
+    out = tmp_path / "peers"
+    res = run_locktune(
+        "bench", "locks", "--quick", "--sweep", "uncontended", "--sweep", "lines",
+        "--lines", "1", "--algos", "mcs,clh,ticket", "--out", str(out),
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    doc = json.loads((out / "results.json").read_text())
+    assert not [k for k in doc["algorithms"]["unavailable"] if k.startswith("ck-")], doc
+    for sweep in doc["sweeps"]:
+        for point in sweep["points"]:
+            for ours, theirs in (("mcs", "ck-mcs"), ("clh", "ck-clh"), ("ticket", "ck-ticket")):
+                peer = point["locks"][theirs]
+                assert peer["runs"] == 2 and peer["ratio"]["n"] == 2, (sweep["name"], peer)
+                mine = point["locks"][ours]["vs_peer"]
+                assert mine["n"] == 2 and mine["median"] > 0, (sweep["name"], ours)
+            assert point["locks"]["glibc"]["vs_peer"] is None
+    assert "speed vs CK" in res.stdout
+
+
 def test_quick_writes_charts(quick):
     res, out = quick
     svgs = sorted(p.name for p in out.glob("*.svg"))
@@ -214,15 +236,23 @@ def test_plan_interleaves_and_shuffles():
     chosen = sweeps.build(["oversubscribed", "lines"], quick=False)
     settings = runner.Settings(repeats=3, seed=7)
     order = runner.plan(chosen, ["mcs", "posix"], settings)
-    assert len(order) == 3 * (4 + 3) * 3
+    # oversubscribed: glibc, mcs, posix at 4 points; lines: those and the 3 CK peers at 3
+    assert len(order) == 3 * (4 * 3 + 3 * 6)
     assert order == runner.plan(chosen, ["mcs", "posix"], settings)  # the seed decides
     assert order != runner.plan(chosen, ["mcs", "posix"], runner.Settings(repeats=3, seed=8))
     # Within a round, each point's locks run back to back (ratios within a round).
-    for n in range(0, len(order), 3):
-        block = order[n : n + 3]
-        assert len({(r, s.name, i) for r, s, i, _ in block}) == 1
-        assert sorted(lock.label for *_, lock in block) == ["glibc", "mcs", "posix"]
-    firsts = [order[n][3].label for n in range(0, len(order), 3)]
+    blocks: list[list] = []
+    for entry in order:
+        if blocks and blocks[-1][0][:3] == entry[:3]:
+            blocks[-1].append(entry)
+        else:
+            blocks.append([entry])
+    assert len(blocks) == 3 * (4 + 3)  # each (round, sweep, point) one contiguous block
+    peers = ["ck-clh", "ck-mcs", "ck-ticket"]
+    for block in blocks:
+        want = ["glibc", "mcs", "posix"] + (peers if block[0][1].name == "lines" else [])
+        assert sorted(lock.label for *_, lock in block) == sorted(want)
+    firsts = [block[0][3].label for block in blocks]
     assert len(set(firsts)) > 1  # not always glibc first
 
 
