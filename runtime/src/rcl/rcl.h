@@ -120,6 +120,7 @@ struct rcl_server {
     int number;      /* the first server number placed on this CPU */
     bool fifo;       /* its threads run under SCHED_FIFO */
     bool pinned;     /* they all run on `cpu` only: core-local atomics are safe */
+    bool placed;     /* its mailbox pages were first touched on `cpu` (once, at its creation) */
     uint32_t nlocks; /* locks bound to it (atomic) */
     /* read by every client after it posts a request */
     _Alignas(RCL_LINE) uint32_t state; /* atomic: enum rcl_state (futex word while idle) */

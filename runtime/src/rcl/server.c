@@ -525,12 +525,19 @@ void *rcl_servicing_main(void *arg)
     self->tid = lt_self();
     rcl_pool_settle(srv, 0);
     if (__atomic_load_n(&srv->state, __ATOMIC_ACQUIRE) == RCL_STOPPED) {
-        /* The first thread touches the mailboxes first: their pages come from the server
-         * CPU's NUMA node (first-touch placement).  Then the server is open. */
-        long page = sysconf(_SC_PAGESIZE);
-        size_t bytes = region_bytes();
-        for (size_t off = 0; off < bytes; off += (size_t)(page > 0 ? page : 4096))
-            ((volatile unsigned char *)srv->mb)[off] = 0;
+        /* The first thread of a new server touches the mailboxes first: their pages come from
+         * the server CPU's NUMA node (first-touch placement).  Then the server is open.  Only
+         * a new one: a server restarted in a forked child has its parent's pages already, and
+         * there the child's first request is posted before it starts (the request starts it) -
+         * writing a zero byte at each page's start clobbered the lock pointer of mailbox 0,
+         * 64, ...: the child crashed or hung (libuv's fork tests under rcl). */
+        if (!srv->placed) {
+            long page = sysconf(_SC_PAGESIZE);
+            size_t bytes = region_bytes();
+            for (size_t off = 0; off < bytes; off += (size_t)(page > 0 ? page : 4096))
+                ((volatile unsigned char *)srv->mb)[off] = 0;
+            srv->placed = true;
+        }
         /* release: a client that sees RUNNING sees the server set up. */
         __atomic_store_n(&srv->state, RCL_RUNNING, __ATOMIC_RELEASE);
         lt_futex_wake(&srv->state, INT_MAX); /* the starter, the manager, the backup */
