@@ -97,3 +97,53 @@ def test_generic_runtime_code_names_no_algorithm():
             if m := word.search(line):
                 offenders.append(f"{f}:{lineno}: {m.group(0)}")
     assert not offenders, "generic runtime code naming an algorithm: " + ", ".join(offenders)
+
+
+def _package_imports() -> dict[str, set[str]]:
+    """Module -> the locktune modules it imports (at any level of the file)."""
+    import ast
+
+    mods: dict[str, set[str]] = {}
+    for f in tracked("locktune/*.py", "locktune/**/*.py"):
+        name = f[: -len(".py")].replace("/", ".").removesuffix(".__init__")
+        deps: set[str] = set()
+        for node in ast.walk(ast.parse((ROOT / f).read_text(), f)):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                deps.add(node.module)
+                deps.update(f"{node.module}.{a.name}" for a in node.names)
+            elif isinstance(node, ast.Import):
+                deps.update(a.name for a in node.names)
+        mods[name] = deps
+    return {m: {d for d in deps if d in mods and d != m} for m, deps in mods.items()}
+
+
+def test_the_package_has_no_import_circle_and_keeps_its_layers():
+    """docs/architecture.md: commands -> stages (profiler, rewrite, bench, e2e) -> shared
+    modules.  No circle among locktune's modules, and no shared module imports a stage."""
+    graph = _package_imports()
+    assert "locktune.rewrite.report" in graph and graph["locktune.cli"], graph.get("locktune.cli")
+    state: dict[str, int] = {}
+    circles: list[list[str]] = []
+
+    def visit(m: str, path: list[str]) -> None:
+        state[m] = 1
+        for d in sorted(graph[m]):
+            if state.get(d) == 1:
+                circles.append(path[path.index(d) :] + [m, d] if d in path else [m, d])
+            elif d not in state:
+                visit(d, [*path, m])
+        state[m] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [])
+    assert not circles, "import circles: " + "; ".join(" -> ".join(c) for c in circles)
+    stages = ("locktune.profiler", "locktune.rewrite", "locktune.bench", "locktune.e2e")
+    shared = ["algorithms", "machine", "native", "errors", "ui", "charts"]
+    upward = [
+        f"locktune.{s} imports {d}"
+        for s in shared
+        for d in graph.get(f"locktune.{s}", ())
+        if d.startswith(stages) or d.startswith("locktune.commands")
+    ]
+    assert not upward, "; ".join(upward)
