@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "futex.h"
 #include "stats.h"
@@ -97,10 +98,26 @@ uint32_t lt_wait_word(uint32_t *w, enum lt_wait_policy p, int site)
 /*
  * Calibration: what a parked waiter costs the thread that grants it the lock.  The granter
  * keeps running (it does not sleep, as in a real hand-over), so the measure is the time from
- * FUTEX_WAKE until the woken helper runs and answers: the system call plus waking a sleeping
- * thread on another CPU (or preempting one).  The median of SAMPLES hand-overs, spaced so
- * that the helper is asleep each time, is the budget: spinning that long before parking costs
- * at most twice the optimum.
+ * FUTEX_WAKE until the woken thread runs and answers: the system call plus waking a sleeping
+ * thread on another CPU.  The lower quartile of SAMPLES hand-overs, spaced so that the
+ * sleeper is asleep each time, is the budget: spinning that long before parking costs at most
+ * twice the optimum.  The lower quartile, not the median: other work on the machine only ever
+ * adds to a sample (the sleeper waits for its CPU behind another task), and the budget is the
+ * machine's cost, not its load at start-up - how long to spin under load is the policy's
+ * business (wait.h).
+ *
+ * Both sides are threads of ours, each pinned to its own CPU of the process's mask (the
+ * caller's own affinity is never touched; it waits for them).  Unpinned, the sleeper was woken
+ * on the granter's CPU half the time, by preempting it (~1 us on the development VM), and on
+ * the other CPU the rest (~20 us: waking a halted virtual CPU): the budget swung between 2 and
+ * 33 us from one run to the next.  A parked lock waiter sleeps on its own CPU, so the cross-CPU
+ * figure is the one that matters; pinned, six runs in a row gave 20-22 us.  With one usable CPU
+ * both sides share it, as a lock's waiters then do.
+ *
+ *   granter (CPU a)                              sleeper (CPU b)
+ *     spin ~20 us  (the sleeper falls asleep)      futex_wait(ping)
+ *     t0; ping = i; FUTEX_WAKE  ----------------->   wakes, pong = i
+ *     spin until pong == i; sample = now - t0  <--   futex_wait(ping) again
  */
 enum { WARMUP = 4, SAMPLES = 31 };
 #define CALIBRATION_MAX_NS 50000000u /* a loaded machine gets 50 ms, then what was measured */
@@ -108,11 +125,25 @@ enum { WARMUP = 4, SAMPLES = 31 };
 
 struct pingpong {
     uint32_t ping, pong;
+    int cpu[2]; /* granter's, sleeper's; -1: not pinned */
+    uint64_t sample[SAMPLES];
+    unsigned n;
 };
 
-static void *pong_side(void *arg)
+static void pin_self(int cpu)
+{
+    if (cpu < 0)
+        return;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    pthread_setaffinity_np(pthread_self(), sizeof set, &set); /* failing: measured unpinned */
+}
+
+static void *sleeper_side(void *arg)
 {
     struct pingpong *pp = arg;
+    pin_self(pp->cpu[1]);
     for (uint32_t i = 1; i <= WARMUP + SAMPLES; i++) {
         uint32_t cur;
         /* acquire: pairs with the release store of ping. */
@@ -126,46 +157,80 @@ static void *pong_side(void *arg)
     return NULL;
 }
 
+static void *granter_side(void *arg)
+{
+    struct pingpong *pp = arg;
+    pin_self(pp->cpu[0]);
+    uint64_t give_up = lt_now_ns() + CALIBRATION_MAX_NS;
+    for (uint32_t i = 1; i <= WARMUP + SAMPLES && lt_now_ns() < give_up; i++) {
+        /* Let the sleeper fall asleep: spin ~20 us (no sleep of ours: we are the granter). */
+        uint64_t t0 = lt_now_ns();
+        while (lt_now_ns() - t0 < 20000)
+            lt_cpu_relax();
+        t0 = lt_now_ns();
+        __atomic_store_n(&pp->ping, i, __ATOMIC_RELEASE);
+        lt_futex_wake(&pp->ping, 1);
+        /* acquire: pairs with the sleeper's release store.  It may not get a CPU for a while
+         * on a loaded machine: give up at the deadline. */
+        while (__atomic_load_n(&pp->pong, __ATOMIC_ACQUIRE) != i && lt_now_ns() < give_up)
+            lt_cpu_relax();
+        if (__atomic_load_n(&pp->pong, __ATOMIC_ACQUIRE) != i)
+            break;
+        if (i > WARMUP)
+            pp->sample[pp->n++] = lt_now_ns() - t0;
+    }
+    __atomic_store_n(&pp->ping, PING_STOP, __ATOMIC_RELEASE);
+    lt_futex_wake(&pp->ping, 1);
+    return NULL;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return x < y ? -1 : x > y;
 }
 
+/* Two CPUs of the process's mask, the current one first when it is in it; -1 when fewer. */
+static void pick_cpus(int cpu[2])
+{
+    cpu[0] = cpu[1] = -1;
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0 || CPU_COUNT(&set) < 2)
+        return;
+    int here = sched_getcpu();
+    if (here >= 0 && here < CPU_SETSIZE && CPU_ISSET(here, &set))
+        cpu[0] = here;
+    for (int c = 0; c < CPU_SETSIZE && cpu[1] < 0; c++)
+        if (CPU_ISSET(c, &set)) {
+            if (cpu[0] < 0)
+                cpu[0] = c;
+            else if (c != cpu[0])
+                cpu[1] = c;
+        }
+}
+
 static void calibrate(void)
 {
     if (budget_fixed)
         return;
-    struct pingpong pp = {0, 0};
-    pthread_t t;
-    if (pthread_create(&t, NULL, pong_side, &pp) != 0)
+    struct pingpong pp;
+    memset(&pp, 0, sizeof pp);
+    pick_cpus(pp.cpu);
+    pthread_t s, g;
+    if (pthread_create(&s, NULL, sleeper_side, &pp) != 0)
         return; /* keep the default; the statistics say so */
-    uint64_t sample[SAMPLES], give_up = lt_now_ns() + CALIBRATION_MAX_NS;
-    unsigned n = 0;
-    for (uint32_t i = 1; i <= WARMUP + SAMPLES && lt_now_ns() < give_up; i++) {
-        /* Let the helper fall asleep: spin ~20 us (no sleep of ours: we are the granter). */
-        uint64_t t0 = lt_now_ns();
-        while (lt_now_ns() - t0 < 20000)
-            lt_cpu_relax();
-        t0 = lt_now_ns();
-        __atomic_store_n(&pp.ping, i, __ATOMIC_RELEASE);
+    if (pthread_create(&g, NULL, granter_side, &pp) != 0) {
+        __atomic_store_n(&pp.ping, PING_STOP, __ATOMIC_RELEASE);
         lt_futex_wake(&pp.ping, 1);
-        /* acquire: pairs with the helper's release store.  The helper may not get a CPU for a
-         * while on a loaded machine: give up at the deadline. */
-        while (__atomic_load_n(&pp.pong, __ATOMIC_ACQUIRE) != i && lt_now_ns() < give_up)
-            lt_cpu_relax();
-        if (__atomic_load_n(&pp.pong, __ATOMIC_ACQUIRE) != i)
-            break;
-        if (i > WARMUP)
-            sample[n++] = lt_now_ns() - t0;
+        pthread_join(s, NULL);
+        return;
     }
-    __atomic_store_n(&pp.ping, PING_STOP, __ATOMIC_RELEASE);
-    lt_futex_wake(&pp.ping, 1);
-    pthread_join(t, NULL);
-    if (n == 0)
+    pthread_join(g, NULL);
+    pthread_join(s, NULL);
+    if (pp.n == 0)
         return; /* keep the default; the statistics say so */
-    qsort(sample, n, sizeof sample[0], cmp_u64);
-    uint64_t b = sample[n / 2];
+    qsort(pp.sample, pp.n, sizeof pp.sample[0], cmp_u64);
+    uint64_t b = pp.sample[pp.n / 4];
     __atomic_store_n(&unpark_ns, b, __ATOMIC_RELAXED);
     b = b < MIN_BUDGET_NS ? MIN_BUDGET_NS : b > MAX_BUDGET_NS ? MAX_BUDGET_NS : b;
     if (!budget_fixed) {
