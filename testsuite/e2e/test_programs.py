@@ -33,7 +33,7 @@ RP = _runner()
 # README's test command (scripts/test) runs the programs that fit CI's 90 minutes; the others
 # carry the marker `programs_full` too, which scripts/test deselects unless asked for
 # (`scripts/test -m programs` runs them all; times in docs/e2e.md).
-IN_CI = {"xz-utils"}
+IN_CI = {"xz-utils", "libuv1"}
 PROGRAMS = [
     pytest.param(n, marks=[] if n in IN_CI else [pytest.mark.programs_full]) for n in RP.RECIPES
 ]
