@@ -5,7 +5,8 @@
  *
  * A test-and-set word decoupled from an MCS-style queue of waiters:
  *
- *   locked: 0/1      no_steal: 1 while waiters queue (shfl only)     tail: the queue's last node
+ *   locked: 0/1      no_steal: 1 while waiters queue (shfl), while an impatient head waits
+ *                    (shfl-block)                                      tail: the queue's last node
  *
  *   lock: fast path  no_steal == 0, then CAS(locked, 0 -> 1)
  *         slow path  join the queue with a node on our stack; wait until we are its head
@@ -31,8 +32,15 @@
  * LT_WAIT_SPIN.  The head hand-over is FIFO, so a descheduled head stalls the lock: it
  * collapses when threads outnumber CPUs - not for oversubscribed use.
  *
- * shfl-block: no_steal is never set - arriving threads may always steal the lock, so a
- * descheduled head does not stall it.  Non-head waiters spin for the spin budget, then park
+ * shfl-block: arriving threads may steal the lock, so a descheduled head does not stall it -
+ * until the head has waited SH_PATIENCE_NS: it then sets no_steal (an impatient head, as
+ * Linux's mutex hand-off bit) and the lock is its at the next release; it clears no_steal once
+ * it holds the lock.  That bounds the bypass: a queue head waits at most SH_PATIENCE_NS, plus
+ * the section in progress, plus the stealers that read no_steal before it was set; a waiter
+ * behind it, that for each head before it (FIFO on one NUMA node; shuffling moves a waiter
+ * back by at most MAX_SHUFFLES).  Without it, threads that release and re-take the lock at
+ * once can pass a head that competes only when it runs.  Non-head waiters spin for the spin
+ * budget, then park
  * (node.status WAITING -> PARKED by CAS, futex wait).  Wake-ups stay off the critical path:
  * the head wakes its successor (PARKED -> SPINNING, or WAITING -> SPINNING) before it spins
  * on the lock word, and the shuffler does the same for the next WAKE_AHEAD waiters it passes.
@@ -54,8 +62,9 @@
 #include "../algo.h"
 #include "../futex.h"
 
-#define MAX_SHUFFLES  1024u
-#define SH_WAKE_AHEAD 2u
+#define MAX_SHUFFLES   1024u
+#define SH_WAKE_AHEAD  2u
+#define SH_PATIENCE_NS 1000000u /* shfl-block: how long a head lets others steal */
 
 enum { SH_WAITING = LT_WAITING, SH_PARKED = LT_PARKED, SH_READY = 2, SH_SPINNING = 3 };
 
@@ -199,8 +208,9 @@ static __attribute__((noinline)) int shfl_lock_slow(lt_mutex_t *m, bool blocking
 
     /* We are the queue head.  Wake our successor ahead of its turn, then take the word. */
     struct lt_spin s = LT_SPIN_INIT;
-    bool prewoken = false;
-    for (;;) {
+    bool prewoken = false, impatient = false;
+    uint64_t head_since = blocking ? lt_now_ns() : 0;
+    for (unsigned polls = 0;; polls++) {
         if (__atomic_load_n(&n.batch, __ATOMIC_RELAXED) == 0 ||
             __atomic_load_n(&n.is_shuffler, __ATOMIC_ACQUIRE))
             shfl_shuffle(l, &n, true, blocking);
@@ -213,8 +223,15 @@ static __attribute__((noinline)) int shfl_lock_slow(lt_mutex_t *m, bool blocking
         }
         if (shfl_take(l)) /* no_steal is for the others */
             break;
+        if (blocking && !impatient && (polls & 63) == 63 &&
+            lt_now_ns() - head_since >= SH_PATIENCE_NS) {
+            impatient = true; /* relaxed: a hint, as every read of it (the header) */
+            __atomic_store_n(&l->no_steal, 1, __ATOMIC_RELAXED);
+        }
         lt_spin_poll(&s, LT_WAIT_SPIN); /* the head never parks */
     }
+    if (impatient) /* ours now: the others may steal again */
+        __atomic_store_n(&l->no_steal, 0, __ATOMIC_RELAXED);
 
     /* Hand the head role on: the MCS unlock, done at the end of lock. */
     struct shfl_node *next = __atomic_load_n(&n.next, __ATOMIC_ACQUIRE);
