@@ -11,7 +11,10 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 from conftest import ROOT
@@ -62,7 +65,13 @@ class Prepared:
 
 
 @pytest.fixture(scope="session")
-def prepared(tmp_path_factory, locktune_bin):
+def prepared(locktune_bin):
+    # A recipe whose suite refuses root (libuv) runs it as nobody, and the suite runs its own
+    # executable by path: every folder above the tree must be traversable by nobody, which
+    # pytest's temporary folders (0700) are not - libuv's spawn, fork and path cases all
+    # failed on the original there.  So the work folders live in a 0755 folder of their own.
+    base = Path(tempfile.mkdtemp(prefix="locktune-programs-"))
+    base.chmod(0o755)
     cache: dict[str, Prepared] = {}
 
     def get(name: str) -> Prepared:
@@ -72,10 +81,13 @@ def prepared(tmp_path_factory, locktune_bin):
                 RP.fetch(recipe)
             except RP.Failed as e:
                 pytest.skip(str(e))  # no deb-src entries on this machine (like memcached)
-            cache[name] = Prepared(recipe, tmp_path_factory.mktemp(name))
+            work = base / name
+            work.mkdir()
+            cache[name] = Prepared(recipe, work)
         return cache[name]
 
-    return get
+    yield get
+    shutil.rmtree(base, ignore_errors=True)
 
 
 def _rewritten(p: Prepared) -> dict:
