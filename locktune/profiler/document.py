@@ -1,8 +1,19 @@
-"""profile.json (schema locktune-profile/1, DESIGN.md "Files exchanged"): its one owner.
+"""profile.json (schema locktune-profile/2, DESIGN.md "Files exchanged"): its one owner.
 
-`analyze.build` makes the document; this module names its schema, writes it, reads it back
-and checks it, for every part that uses one: `locktune report`, `locktune rewrite` (the
+`analyze.build_run` makes the document; this module names its schema, writes it, reads it
+back and checks it, for every part that uses one: `locktune report`, `locktune rewrite` (the
 header's figures and algorithms), `locktune bench compare` (the recommended header).
+
+Versions (fields are only ever added; a reader of an older version still reads a newer one's
+fields it knows):
+  1  one process: the launched program (others listed in meta.other_processes).
+  2  every process of the run: `processes[]`, one per process (a forked child, an exec'd
+     program), each with its own meta (pid, parent_pid, started_by, command line), totals,
+     locks and condition variables; the top-level `locks` are the sites of all processes
+     merged by site (file:line), each with its `processes`; `condition_variables[]` (waits,
+     timed waits, timeouts, wait time, signals and broadcasts, those that found no waiter);
+     `owner_changes` per lock site.
+Both are read; a version-1 document is one process.
 """
 
 from __future__ import annotations
@@ -14,7 +25,8 @@ from pathlib import Path
 from locktune import algorithms
 from locktune.errors import LocktuneError
 
-SCHEMA = "locktune-profile/1"
+SCHEMA = "locktune-profile/2"
+READS = ("locktune-profile/1", SCHEMA)
 
 
 def write(doc: dict, path: Path) -> None:
@@ -35,15 +47,20 @@ def read(path: Path | str) -> dict:
         doc = json.loads(text)
     except json.JSONDecodeError as e:
         raise LocktuneError(f"{path}:{e.lineno}: not JSON: {e.msg}") from e
-    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+    if not isinstance(doc, dict) or doc.get("schema") not in READS:
         found = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
         raise LocktuneError(
-            f"{path}: not a locktune profile (schema {found!r}, expected {SCHEMA}); "
-            "write one with `locktune profile`"
+            f"{path}: not a locktune profile (schema {found!r}, expected one of "
+            f"{', '.join(READS)}); write one with `locktune profile`"
         )
     locks = doc.get("locks")
     if not isinstance(locks, list):
         raise LocktuneError(f"{path}: a profile without a `locks` list")
+    procs = doc.get("processes", [])
+    if not isinstance(procs, list) or not all(
+        isinstance(p, dict) and isinstance(p.get("locks", []), list) for p in procs
+    ):
+        raise LocktuneError(f"{path}: `processes` is not a list of processes with `locks`")
     known = algorithms.names()
     for n, lock in enumerate(locks):
         site = lock.get("site") if isinstance(lock, dict) else None
@@ -79,3 +96,20 @@ def _relative(file: str, root: Path) -> str:
         except ValueError:
             return file
     return os.path.normpath(file)
+
+
+def processes(doc: dict) -> list[dict]:
+    """The document's processes, each {meta, totals, locks, condition_variables}: a
+    version-1 document (or one written without them) is its one process."""
+    procs = doc.get("processes")
+    if procs:
+        return procs
+    meta = doc.get("meta") or {}
+    return [
+        {
+            "meta": {**meta, "started_by": "launch", "busiest": bool(doc.get("locks"))},
+            "totals": doc.get("totals") or {},
+            "locks": doc.get("locks") or [],
+            "condition_variables": doc.get("condition_variables") or [],
+        }
+    ]
