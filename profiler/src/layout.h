@@ -163,18 +163,18 @@ struct lt_raw_slot {
     uint64_t read_acquisitions;
     uint64_t cond_waits, cond_wait; /* condition waits (a mutex: waits releasing it; a
                                        condition variable: waits on it) and their time */
-    uint64_t misses;  /* hardware counter, lock entry -> release (timed acquisitions) */
-    uint64_t threads; /* distinct threads that touched the site */
+    uint64_t misses;        /* hardware counter, lock entry -> release (timed acquisitions) */
+    uint64_t threads;       /* distinct threads that touched the site */
     uint64_t owner_changes; /* exclusive acquisitions by another thread than the last one
                                (written only when the owner changes: track.h lt_handover) */
     uint64_t reserved[2];
     /* fourth cache line: condition variables only (LT_KIND_COND; cond_waits, cond_wait and
      * timeouts above count its waits, their time and the timed waits that timed out) */
-    uint64_t timed_waits;           /* pthread_cond_timedwait / clockwait calls */
-    uint64_t signals, broadcasts;   /* pthread_cond_signal / broadcast calls */
-    uint64_t signals_unwaited;      /* ... that found no thread waiting (glibc's own test) */
+    uint64_t timed_waits;         /* pthread_cond_timedwait / clockwait calls */
+    uint64_t signals, broadcasts; /* pthread_cond_signal / broadcast calls */
+    uint64_t signals_unwaited;    /* ... that found no thread waiting (glibc's own test) */
     uint64_t broadcasts_unwaited;
-    uint64_t max_cond_wait;         /* longest wait, ticks */
+    uint64_t max_cond_wait; /* longest wait, ticks */
     uint64_t reserved2[2];
 };
 
