@@ -34,14 +34,17 @@ class Resolver:
         source_root: Path,
         wrappers: set[str],
         modules: dict[str, Module] | None = None,
+        code: dict[str, dict[int, list[Location]]] | None = None,
     ):
-        """`modules`: Module objects by path, shared by the processes of one run (a forked
-        child has its parent's modules: their symbols and DWARF are read once)."""
+        """`modules`: Module objects by path, and `code`: the addresses resolved so far in
+        each, shared by the processes of one run (a forked child has its parent's modules
+        and sites: their symbols, DWARF and addresses are read once)."""
         self.raw = profile
         self.root = Path(source_root).resolve()
         self.wrappers = wrappers
         cache = {} if modules is None else modules
         self.modules = [cache.setdefault(m.path, Module(m.path)) for m in profile.modules]
+        self._known = {} if code is None else code
         self._code: dict[int, dict[int, list[Location]]] = {}
 
     def prepare(self) -> None:
@@ -55,7 +58,11 @@ class Resolver:
                 if 0 <= mod < len(self.modules):
                     want[mod].append(vaddr - 1)  # a return address: the call is just before
         for mod, addrs in want.items():
-            self._code[mod] = self.modules[mod].code(addrs)
+            known = self._known.setdefault(self.modules[mod].path, {})
+            missing = [a for a in addrs if a not in known]
+            if missing:
+                known.update(self.modules[mod].code(missing))
+            self._code[mod] = known
 
     def _tail_frames(self, site: rawmod.Site) -> None:
         """An init reached through tail calls (`jmp pthread_mutex_init@plt` ending a
@@ -274,6 +281,7 @@ class Process:
         wrappers: set[str],
         clock: dict | None,
         modules: dict[str, Module],
+        code: dict[str, dict[int, list[Location]]],
     ):
         self.raw = profile
         h = profile.header
@@ -304,7 +312,7 @@ class Process:
         self.counting = bool(h["flags"] & rawmod.FLAG_PMU_COUNTING)
 
         active = [s for s in profile.sites if _active(s) or s.created]
-        self.resolver = Resolver(profile, source_root, wrappers, modules)
+        self.resolver = Resolver(profile, source_root, wrappers, modules, code)
         if active:  # an idle process (a shell, a fork about to exec) costs no addr2line
             self.resolver.prepare()
         else:
@@ -659,8 +667,11 @@ def build_run(
     wrappers = set(wrappers or ())
     main, _others = choose(profiles, main_pid)
     modules: dict[str, Module] = {}
+    code: dict[str, dict] = {}
     procs = [
-        Process(p, source_root=source_root, wrappers=wrappers, clock=clock, modules=modules)
+        Process(
+            p, source_root=source_root, wrappers=wrappers, clock=clock, modules=modules, code=code
+        )
         for p in profiles
     ]
     pmain = procs[profiles.index(main)]
@@ -730,21 +741,21 @@ def build_run(
     if clock and clock.get("ordo_boundary_cycles") and pmain.hz and h["clock"] == rawmod.CLOCK_TSC:
         boundary_ns = round(clock["ordo_boundary_cycles"] * 1e9 / pmain.hz, 1)
     notes = list(proc_docs[procs.index(pmain)]["meta"]["notes"])
+    # The other processes' notes, each text once with its pids (a note about machine load
+    # is the launched process's alone: the others' say the same with other numbers).
+    theirs: dict[str, list[int]] = {}
     for p, d in zip(procs, proc_docs, strict=True):
         if p is not pmain:
-            notes += [
-                f"pid {p.pid} ({os.path.basename(p.raw.exe)}): {n}" for n in d["meta"]["notes"]
-            ]
-    active = [d for d in proc_docs if d["locks"] or d["condition_variables"]]
-    if len(active) > 1 or (active and active[0] is not proc_docs[procs.index(pmain)]):
-        top = proc_docs[busiest]["meta"]
-        notes.append(
-            f"{len(procs)} processes profiled, {len(active)} used locks; the busiest is pid "
-            f"{top['pid']} ({os.path.basename(top['executable'])}, {top['started_by']}): "
-            f"{top['share']['cs_percent']:.1f}% of the time in critical sections, "
-            f"{top['share']['acquisitions_percent']:.1f}% of the acquisitions; sites are "
-            "summed over the processes (`processes[]` has each one's own)"
+            for n in d["meta"]["notes"]:
+                if not n.startswith("the machine was busy"):
+                    theirs.setdefault(n, []).append(p.pid)
+    for n, pids in list(theirs.items())[:10]:
+        who = ", ".join(map(str, pids[:5])) + (
+            f" and {len(pids) - 5} more" if len(pids) > 5 else ""
         )
+        notes.append(f"pid{'s' if len(pids) > 1 else ''} {who}: {n}")
+    if len(theirs) > 10:
+        notes.append(f"{len(theirs) - 10} more notes in processes[].meta.notes")
     debug: dict[str, bool] = {}
     for p in procs:
         debug.update(p.debug)

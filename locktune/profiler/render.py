@@ -67,10 +67,8 @@ def process_label(meta: dict) -> str:
     origin = {
         "launch": "launched",
         "fork": f"fork of {meta.get('parent_pid')}",
-        "exec": f"exec, parent {meta.get('parent_pid')}",
+        "exec": f"exec'd, parent {meta.get('parent_pid')}",
     }.get(how, how)
-    if how == "exec" and meta.get("image"):
-        origin = f"exec #{meta['image']} of the process"
     cmd = " ".join(
         [meta.get("program") or meta.get("executable") or "?", *meta.get("arguments", [])]
     )
