@@ -49,8 +49,12 @@ def test_condition_variable_counts(run, name):
     assert cv["broadcasts"] == t["broadcasts"]
     assert cv["broadcasts_without_waiter"] == t["broadcasts_unwaited"]
     # The program's clock readings bracket the profiler's: never more, and not much less.
+    # (A preemption between the program's reading and the profiler's, on a loaded machine,
+    # is the program's alone: the lower bound is loose; idle's timeouts give a firm one.)
     assert cv["wait_ns"] <= t["wait_ns"] * 1.01 + 100_000
-    assert cv["wait_ns"] >= t["wait_ns"] * 0.5 - 2_000_000
+    assert cv["wait_ns"] >= t["wait_ns"] * 0.25
+    if name == "idle":
+        assert cv["wait_ns"] >= t["timeouts"] * 2_000_000
     assert cv["max_wait_ns"] <= cv["wait_ns"]
     # the same, per process
     (proc,) = doc["processes"]

@@ -22,6 +22,7 @@
 static pthread_mutex_t parent_lock = PTHREAD_MUTEX_INITIALIZER; /* SITE:parent_lock */
 static pthread_mutex_t work_lock = PTHREAD_MUTEX_INITIALIZER;   /* SITE:work_lock */
 static long parent_count, work_count;
+static volatile long spin;
 
 static void *work(void *arg)
 {
@@ -29,6 +30,8 @@ static void *work(void *arg)
     for (int i = 0; i < PER_THREAD; i++) {
         pthread_mutex_lock(&work_lock);
         work_count++;
+        for (int k = 0; k < 50; k++) /* some work in the section: the workers' lock is hot */
+            spin++;
         pthread_mutex_unlock(&work_lock);
     }
     return NULL;
