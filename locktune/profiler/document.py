@@ -78,14 +78,41 @@ def read(path: Path | str) -> dict:
 
 def by_site(doc: dict, path: Path | str, source_root: Path) -> dict[tuple[str, int], dict]:
     """(file relative to the source root, line) -> the lock entry: how the rewriter joins a
-    profile to the sites it finds.  Every entry must have a site file and line."""
+    profile to the sites it finds.  The entries are the sites of every process of the run,
+    summed (version 2), so the workers of a program count.  Every entry of the launched
+    program's executable must have a site file and line; one used only by other programs
+    the run started (a helper without debug information) is left out."""
     out: dict[tuple[str, int], dict] = {}
+    launched = _launched_images(doc)
     for n, lock in enumerate(doc["locks"]):
         file, line = lock["site"].get("file"), lock["site"].get("line")
         if not isinstance(file, str) or not isinstance(line, int):
+            if not _used_by(lock, launched):
+                continue  # only another program of the run (a helper it ran) had it
             raise LocktuneError(f"{path}: locks[{n}] has no site file and line")
         out[(_relative(file, source_root), line)] = lock
     return out
+
+
+def _launched_images(doc: dict) -> set[tuple[int, int]] | None:
+    """(pid, image) of every process of the run that ran the launched program's executable;
+    None for a document without processes (every site is then the program's)."""
+    procs = doc.get("processes")
+    if not procs:
+        return None
+    exe = (doc.get("meta") or {}).get("executable")
+    return {
+        (p["meta"].get("pid"), p["meta"].get("image"))
+        for p in procs
+        if p.get("meta", {}).get("executable") == exe
+    }
+
+
+def _used_by(lock: dict, images: set[tuple[int, int]] | None) -> bool:
+    where = lock.get("processes")
+    if images is None or not where:
+        return True
+    return any((q.get("pid"), q.get("image")) in images for q in where)
 
 
 def _relative(file: str, root: Path) -> str:

@@ -161,3 +161,32 @@ def test_rewrite_finds_the_workers_sites(run_locktune, tmp_path):
     parent = header[header.index(f"procs.c:{m['parent_lock'][0]} parent_lock") :]
     assert f"of {PARENT} acquisitions contended" in parent[: parent.index("{LT_SITE_")]
     assert "not found in the sources" not in res.stdout
+
+
+def test_rewrite_with_a_helper_program_without_debug_information(run_locktune, tmp_path):
+    """A program of the run other than the one rewritten, without debug information (its
+    sites have no file:line), does not stop `locktune rewrite --profile`: the launched
+    program's sites are joined, the helper's left out."""
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copy(PROGRAMS / "procs.c", src / "procs.c")
+    exe, helper = tmp_path / "procs", tmp_path / "helper"
+    for out, flags in ((exe, ["-g"]), (helper, [])):
+        subprocess.run(
+            ["cc", "-O2", *flags, "-pthread", "-o", str(out), str(src / "procs.c")], check=True
+        )
+    prof = tmp_path / "profile.json"
+    res = run_locktune(
+        "profile", "-o", str(prof), "--source-root", str(src), "--", str(exe), "run", str(helper)
+    )
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(prof.read_text())
+    (theirs,) = [lk for lk in doc["locks"] if lk["site"]["file"] is None]
+    assert theirs["acquisitions"] == WORK and theirs["site"]["symbol"].startswith("work_lock")
+    out = tmp_path / "out"
+    res = run_locktune("rewrite", str(src), "--out", str(out), "--profile", str(prof))
+    assert res.returncode == 0, res.stderr
+    header = " ".join(re.sub(r"\n\s*\* ?", " ", (out / "locktune_config.h").read_text()).split())
+    m = markers("procs")
+    parent = header[header.index(f"procs.c:{m['parent_lock'][0]} parent_lock") :]
+    assert f"of {PARENT} acquisitions contended" in parent[: parent.index("{LT_SITE_")]

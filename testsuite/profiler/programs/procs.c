@@ -5,6 +5,8 @@
  *   procs exec N     the same, but each forked worker execs this program as `procs worker`.
  *   procs replace    the parent takes parent_lock PARENT times, then execs `procs worker`
  *                    in its own process (same pid, a new program).
+ *   procs run PATH   the parent part, then one forked child execs `PATH worker` (another
+ *                    program: a build of this one without debug information, say).
  *   procs worker     a worker alone.
  * Every process prints what it did: "parent <pid> <acquisitions>" and
  * "worker <pid> <parent pid> <acquisitions>". */
@@ -73,6 +75,16 @@ int main(int argc, char **argv)
         return 127;
     }
     int failed = 0;
+    if (strcmp(how, "run") == 0) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            execl(argv[2], argv[2], "worker", (char *)NULL);
+            _exit(127);
+        }
+        int status = 0;
+        return pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+               WEXITSTATUS(status) != 0;
+    }
     for (int i = 0; i < n; i++) {
         pid_t pid = fork();
         if (pid < 0)
