@@ -256,8 +256,16 @@ def locality(acq: int, hold: float, racq: int, rhold: float) -> dict:
 
 # Slot sums that are times: converted from the raw file's ticks to nanoseconds per process,
 # so that the figures of several processes add up.
-TIME_FIELDS = ("hold", "cs", "wait", "timed_hold", "remote_hold", "max_hold", "cond_wait")
-TIME_FIELDS += ("max_cond_wait",)
+TIME_FIELDS = (
+    "hold",
+    "cs",
+    "wait",
+    "timed_hold",
+    "remote_hold",
+    "max_hold",
+    "cond_wait",
+    "max_cond_wait",
+)
 
 
 def _active(s: rawmod.Site) -> bool:
@@ -547,6 +555,18 @@ def _rank_conds(conds: list[dict]) -> list[dict]:
     return conds
 
 
+def _part(p: Process, sums: dict, kind: str) -> dict:
+    """A merged entry's share from one process."""
+    if kind == "cond":
+        return {"pid": p.pid, "image": p.image, "waits": sums["cond_waits"]}
+    return {
+        "pid": p.pid,
+        "image": p.image,
+        "acquisitions": sums["acquisitions"],
+        "cs_ns": round(sums["cs"]),
+    }
+
+
 def _entries(
     groups: list[dict],
     thread_ns: float,
@@ -573,23 +593,7 @@ def _entries(
         if not per_process:
             if g["ident"].get("backtrace"):
                 e["backtrace"] = g["ident"]["backtrace"]
-            e["processes"] = [
-                {
-                    "pid": p.pid,
-                    "image": p.image,
-                    "acquisitions": pg["sums"]["acquisitions"],
-                    "waits": pg["sums"]["cond_waits"],
-                    "cs_ns": round(pg["sums"]["cs"]),
-                }
-                for p, pg in g["parts"]
-            ]
-            if g["kind"] != "cond":
-                for q in e["processes"]:
-                    q.pop("waits")
-            else:
-                for q in e["processes"]:
-                    q.pop("acquisitions")
-                    q.pop("cs_ns")
+            e["processes"] = [_part(p, pg["sums"], g["kind"]) for p, pg in g["parts"]]
         (conds if g["kind"] == "cond" else locks).append(e)
     return _rank_locks(locks), _rank_conds(conds)
 
