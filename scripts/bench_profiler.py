@@ -15,8 +15,9 @@ Cases (each skipped, with the reason, when its program is not available):
   (lockbench and programs: target under 10% slower)
 
 Every case runs as plain / profiled (the default sampling, 1 in 16 uncontended sections
-timed) / exact (--sample 1, every section timed), interleaved in a shuffled order within each
-round, `--repeats` rounds.  Overheads are taken within a round (profiled against the plain
+timed) / exact (--sample 1, every section timed), and with `--baseline-lib SO` baseline (the
+default sampling with that other build of the library: before / after a change in one run),
+interleaved in a shuffled order within each round, `--repeats` rounds.  Overheads are taken within a round (profiled against the plain
 run next to it), and reported as min / median / max over the rounds, with the machine
 described.  Writes OUT.json and OUT.svg and prints a table.  A run whose output check fails
 (lockbench's check, kvcache's self-check, xz's exit status) fails the benchmark.
@@ -43,8 +44,9 @@ from locktune import charts, machine, native, ui  # noqa: E402
 from locktune.errors import LocktuneError  # noqa: E402
 from locktune.profiler import run as runner  # noqa: E402
 
-MODES = ("plain", "profiled", "exact")
-SAMPLE = {"profiled": 16, "exact": 1}
+MODES = ["plain", "profiled", "exact"]
+SAMPLE = {"profiled": 16, "exact": 1, "baseline": 16}
+BASELINE_LIB: Path | None = None  # --baseline-lib: mode "baseline" preloads it instead
 
 
 def fail(msg: str) -> None:
@@ -73,6 +75,7 @@ def execute(argv: list[str], mode: str, timeout: float, stdin=None) -> tuple[str
             sample=SAMPLE[mode],
             stdin=stdin,
             stdout=subprocess.DEVNULL,
+            library=BASELINE_LIB if mode == "baseline" else None,
         )
         shutil.rmtree(r.raw_dir, ignore_errors=True)
         rc, out, err = r.returncode, r.stdout or "", ""
@@ -209,9 +212,23 @@ def main() -> int:
         help="comma-separated subset of the cases",
     )
     ap.add_argument("--out", type=Path, help="write OUT.json and OUT.svg")
+    ap.add_argument(
+        "--baseline-lib",
+        type=Path,
+        metavar="SO",
+        help="another liblocktune-prof.so (an older build): adds the mode `baseline`, the "
+        "default sampling with it, interleaved with the others (before / after in one run)",
+    )
     args = ap.parse_args()
     if args.repeats < 1:
         fail("--repeats must be at least 1")
+    if args.baseline_lib:
+        if not args.baseline_lib.is_file():
+            fail(f"--baseline-lib {args.baseline_lib}: no such file")
+        global BASELINE_LIB
+        BASELINE_LIB = args.baseline_lib.resolve()
+        MODES.append("baseline")
+    compared = [m for m in MODES if m != "plain"]
 
     work = Path(tempfile.mkdtemp(prefix="bench-profiler-"))
     try:
@@ -252,7 +269,7 @@ def main() -> int:
     for case in cases:
         r = results[case.name]
         entry = {"unit": case.unit, **{m: spread(r[m]) for m in MODES}}
-        for mode in ("profiled", "exact"):
+        for mode in compared:
             pairs = list(zip(r["plain"], r[mode], strict=True))
             if case.name == "pairs":
                 entry[f"{mode}_added_ns"] = spread([p - b for b, p in pairs])
@@ -263,7 +280,7 @@ def main() -> int:
         doc_cases[case.name] = entry
         key = "added_ns" if case.name == "pairs" else "slowdown_percent"
         unit = "ns" if case.name == "pairs" else "%"
-        for mode in ("profiled", "exact"):
+        for mode in compared:
             s = entry[f"{mode}_{key}"]
             rows.append(
                 [
@@ -293,6 +310,7 @@ def main() -> int:
             "repeats": args.repeats,
             "quick": args.quick,
             "targets": {"pairs_added_ns": 25, "slowdown_percent": 10},
+            "baseline_lib": str(BASELINE_LIB) if BASELINE_LIB else None,
             "cases": doc_cases,
             "skipped": skipped,
         }
@@ -309,7 +327,7 @@ def main() -> int:
                     else None,
                     *[doc_cases[c][f"{mode}_slowdown_percent"]["median"] for c in slow],
                 ]
-                for mode in ("profiled", "exact")
+                for mode in compared
             },
             y_label="ns added per pair / % slower",
             reference=10.0,

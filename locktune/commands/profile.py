@@ -21,7 +21,7 @@ from locktune.profiler import run as runner
     default="profile.json",
     show_default=True,
     metavar="FILE",
-    help="Where to write the profile (JSON, schema locktune-profile/1).",
+    help="Where to write the profile (JSON, schema locktune-profile/2).",
 )
 @click.option(
     "--pmu",
@@ -107,9 +107,9 @@ def command(
                 f"{program[0]}: no profile was recorded (the profiler did not load: is the "
                 "program setuid, or does it clear LD_PRELOAD?)"
             )
-        main, others = analyze.choose(profiles, result.pid)
-        doc = analyze.build(
-            main,
+        doc = analyze.build_run(
+            profiles,
+            result.pid,
             source_root=root,
             wrappers=set(wrappers),
             clock=clock,
@@ -117,7 +117,6 @@ def command(
             program=list(program),
             wall_ns=result.wall_ns,
             exit_info=result.describe(),
-            other_processes=others,
         )
     finally:
         ui.progress_done()
@@ -136,6 +135,15 @@ def command(
         from locktune.profiler.render import site_label
 
         line += f"; hottest {site_label(top)} ({top['cs_percent']:.1f}%)"
+    procs = doc["processes"]
+    if len(procs) > 1:
+        busiest = next((p["meta"] for p in procs if p["meta"]["busiest"]), None)
+        line += f"; {len(procs)} processes"
+        if busiest:
+            line += (
+                f", busiest pid {busiest['pid']} ({busiest['started_by']}, "
+                f"{busiest['share']['acquisitions_percent']:.0f}% of acquisitions)"
+            )
     click.echo(line + f"; next: locktune report {out}", err=True)
 
     ex = result.describe()

@@ -1,4 +1,4 @@
-"""Raw files -> profile.json (schema ``locktune-profile/1``, DESIGN.md "Files exchanged").
+"""Raw files -> profile.json (schema ``locktune-profile/2``, DESIGN.md "Files exchanged").
 
 A *site* is where locks come to life, as (file relative to the source root, line): the init
 call, or the definition of a statically initialised lock.  Raw sites (one per distinct
@@ -28,11 +28,23 @@ MIN_ESTIMATE_SAMPLES = 20
 class Resolver:
     """Resolves the raw sites of one process to source locations."""
 
-    def __init__(self, profile: rawmod.RawProfile, source_root: Path, wrappers: set[str]):
+    def __init__(
+        self,
+        profile: rawmod.RawProfile,
+        source_root: Path,
+        wrappers: set[str],
+        modules: dict[str, Module] | None = None,
+        code: dict[str, dict[int, list[Location]]] | None = None,
+    ):
+        """`modules`: Module objects by path, and `code`: the addresses resolved so far in
+        each, shared by the processes of one run (a forked child has its parent's modules
+        and sites: their symbols, DWARF and addresses are read once)."""
         self.raw = profile
         self.root = Path(source_root).resolve()
         self.wrappers = wrappers
-        self.modules = [Module(m.path) for m in profile.modules]
+        cache = {} if modules is None else modules
+        self.modules = [cache.setdefault(m.path, Module(m.path)) for m in profile.modules]
+        self._known = {} if code is None else code
         self._code: dict[int, dict[int, list[Location]]] = {}
 
     def prepare(self) -> None:
@@ -46,7 +58,11 @@ class Resolver:
                 if 0 <= mod < len(self.modules):
                     want[mod].append(vaddr - 1)  # a return address: the call is just before
         for mod, addrs in want.items():
-            self._code[mod] = self.modules[mod].code(addrs)
+            known = self._known.setdefault(self.modules[mod].path, {})
+            missing = [a for a in addrs if a not in known]
+            if missing:
+                known.update(self.modules[mod].code(missing))
+            self._code[mod] = known
 
     def _tail_frames(self, site: rawmod.Site) -> None:
         """An init reached through tail calls (`jmp pthread_mutex_init@plt` ending a
@@ -238,6 +254,598 @@ def locality(acq: int, hold: float, racq: int, rhold: float) -> dict:
     return est
 
 
+# Slot sums that are times: converted from the raw file's ticks to nanoseconds per process,
+# so that the figures of several processes add up.
+TIME_FIELDS = (
+    "hold",
+    "cs",
+    "wait",
+    "timed_hold",
+    "remote_hold",
+    "max_hold",
+    "cond_wait",
+    "max_cond_wait",
+)
+
+
+def _active(s: rawmod.Site) -> bool:
+    sl = s.slots
+    if s.kind == "cond":
+        return bool(sl.get("cond_waits") or sl.get("signals") or sl.get("broadcasts"))
+    return bool(sl.get("acquisitions") or sl.get("trylock_failures"))
+
+
+class Process:
+    """One raw file resolved: a process, or one image of it (an exec starts a new file under
+    the same pid).  Its sites are grouped by identity (file:line, or module and symbol
+    without debug information), their figures in nanoseconds, so that the groups of several
+    processes merge by adding."""
+
+    def __init__(
+        self,
+        profile: rawmod.RawProfile,
+        *,
+        source_root: Path,
+        wrappers: set[str],
+        clock: dict | None,
+        modules: dict[str, Module],
+        code: dict[str, dict[int, list[Location]]],
+    ):
+        self.raw = profile
+        h = profile.header
+        self.hz, self.hz_source = clock_hz(profile, clock)
+        self.end = end_ticks(profile)
+        thread_ticks = 0
+        cs_outer = 0.0
+        self.noise = self.foreign = self.overflow = self.threads_seen = 0
+        self.preempted = preemption(profile)
+        for r in profile.records:
+            thread_ticks += r.time
+            if r.serial and r.start_ticks:
+                thread_ticks += max(0, self.end - r.start_ticks)
+            # Outermost sections not timed (layout.h, "Timing"): estimated from the random ones.
+            cs_outer += r.cs_outer + _estimate(
+                r.outer_sections - r.outer_timed,
+                r.cs_outer_random,
+                r.outer_random,
+                r.cs_outer,
+                r.outer_timed,
+            )
+            self.noise += r.clock_noise
+            self.foreign += r.foreign_unlocks
+            self.overflow += r.held_overflow
+            self.threads_seen += r.occupants
+        self.thread_ns = _ns(thread_ticks, self.hz)
+        self.cs_ns = _ns(cs_outer, self.hz)
+        self.counting = bool(h["flags"] & rawmod.FLAG_PMU_COUNTING)
+
+        active = [s for s in profile.sites if _active(s) or s.created]
+        self.resolver = Resolver(profile, source_root, wrappers, modules, code)
+        if active:  # an idle process (a shell, a fork about to exec) costs no addr2line
+            self.resolver.prepare()
+        else:
+            self.resolver.tails, self.resolver.notes = {}, []
+        self.debug = {}
+        if active:
+            self.debug = {
+                m.path: self.resolver.modules[m.index].has_debug_info for m in profile.modules
+            }
+        self.groups: dict[tuple, dict] = {}
+        for s in active:
+            ident = self.resolver.resolve(s)
+            if ident["file"] and ident["line"]:
+                key = (ident["file"], ident["line"], s.kind)
+            else:
+                key = (
+                    ident.get("module"),
+                    ident.get("symbol") or ident.get("function"),
+                    s.kind,
+                    s.index,
+                )
+            g = self.groups.get(key)
+            if g is None:
+                g = self.groups[key] = {
+                    "ident": ident,
+                    "kind": s.kind,
+                    "origin": s.origin,
+                    "attrs": set(),
+                    "slots": dict.fromkeys(rawmod.SLOT_FIELDS[1:], 0),
+                    "max_live": 0,
+                    "created": 0,
+                    "live": 0,
+                    "raw": 0,
+                }
+            g["raw"] += 1
+            g["attrs"].update(s.attrs)
+            g["max_live"] += max(s.max_live, 0)
+            g["created"] += s.created
+            g["live"] += max(s.live, 0)
+            for k, v in s.slots.items():
+                g["slots"][k] = (
+                    max(g["slots"][k], v) if k in rawmod.MAX_FIELDS else g["slots"][k] + v
+                )
+        for g in self.groups.values():
+            sums = scaled(g.pop("slots"))
+            for k in TIME_FIELDS:
+                sums[k] = _ns(sums[k], self.hz)
+            g["sums"] = sums
+        self.acquisitions = sum(
+            g["sums"]["acquisitions"] for g in self.groups.values() if g["kind"] != "cond"
+        )
+        self.site_cs_ns = sum(g["sums"]["cs"] for g in self.groups.values() if g["kind"] != "cond")
+
+    @property
+    def pid(self) -> int:
+        return self.raw.pid
+
+    @property
+    def image(self) -> int:
+        return self.raw.image
+
+    def notes(self) -> list[str]:
+        h = self.raw.header
+        notes = list(self.resolver.notes)
+        if any(g["ident"].get("file") is None for g in self.groups.values()):
+            if not Module(self.raw.exe).has_debug_info:
+                notes.append(
+                    f"{self.raw.exe} has no debug information: its sites are shown as "
+                    "symbol+offset; rebuild it with -g for file:line"
+                )
+        if h["locks_untracked"]:
+            notes.append(f"{h['locks_untracked']} lock operations untracked (lock table full)")
+        if h["sites_overflow"]:
+            notes.append(
+                f"{h['sites_overflow']} sites beyond the site table's capacity were merged"
+            )
+        busy = self.preempted["ratio"]
+        if busy is not None and busy >= 0.25:
+            sampled = any(
+                timing_of(g["sums"], h["sample_period"]).startswith("sampled")
+                for g in self.groups.values()
+                if g["kind"] != "cond"
+            )
+            notes.append(
+                f"the machine was busy: threads waited {busy:.2f} s for a CPU per second they "
+                "ran (scheduler delays are inside the times"
+                + ("; untimed short sections count their time on a CPU only)" if sampled else ")")
+            )
+        if h["threads_untracked"]:
+            notes.append(f"{h['threads_untracked']} threads untracked (arena full)")
+        if not self.raw.finished and self.groups:
+            notes.append(
+                "the process ended without running its exit handlers (_exit, a signal): "
+                "figures are as of each thread's last lock operation"
+            )
+        return notes
+
+
+def _merge(groups: list[dict]) -> dict:
+    """One site's groups from several processes, as one."""
+    first = groups[0]
+    out = {
+        "ident": first["ident"],
+        "kind": first["kind"],
+        "origin": first["origin"],
+        "attrs": set(),
+        "sums": dict.fromkeys(first["sums"], 0),
+        "max_live": 0,
+        "created": 0,
+        "live": 0,
+        "raw": 0,
+    }
+    for g in groups:
+        out["attrs"] |= g["attrs"]
+        for k in ("max_live", "created", "live", "raw"):
+            out[k] += g[k]
+        for k, v in g["sums"].items():
+            out["sums"][k] = (
+                max(out["sums"][k], v) if k in rawmod.MAX_FIELDS else out["sums"][k] + v
+            )
+        if out["ident"].get("backtrace") is None and g["ident"].get("backtrace"):
+            out["ident"] = g["ident"]
+    return out
+
+
+def _site(ident: dict) -> dict:
+    return {
+        "file": ident.get("file"),
+        "line": ident.get("line"),
+        "symbol": ident.get("symbol"),
+        "function": ident.get("function"),
+        "module": ident.get("module"),
+    }
+
+
+def _lock_entry(
+    g: dict,
+    thread_ns: float,
+    *,
+    counting: bool,
+    period: int,
+    machine: dict,
+    thresholds: dict,
+) -> dict:
+    sl = g["sums"]
+    acq = sl["acquisitions"]
+    exclusive = acq - sl["read_acquisitions"]
+    ident = g["ident"]
+    entry = {
+        "site": _site(ident),
+        "kind": g["kind"],
+        "origin": g["origin"],
+        "attributes": sorted(g["attrs"]),
+        "instances": g["max_live"],
+        "created": g["created"],
+        "live_at_end": g["live"],
+        "threads": sl["threads"],
+        "acquisitions": acq,
+        "contended": sl["contended"],
+        "contention_percent": round(100.0 * sl["contended"] / acq, 3) if acq else 0.0,
+        "trylock_failures": sl["trylock_failures"],
+        "timeouts": sl["timeouts"],
+        "read_acquisitions": sl["read_acquisitions"],
+        "owner_changes": sl["owner_changes"],
+        "owner_change_percent": round(100.0 * sl["owner_changes"] / exclusive, 3)
+        if exclusive > 0
+        else 0.0,
+        "wait_ns": round(sl["wait"]),
+        "wait_percent": round(100.0 * sl["wait"] / sl["cs"], 3) if sl["cs"] else 0.0,
+        "hold_ns": round(sl["hold"]),
+        "cs_ns": round(sl["cs"]),
+        "cs_percent": round(100.0 * sl["cs"] / thread_ns, 3) if thread_ns else 0.0,
+        "max_hold_ns": round(sl["max_hold"]),
+        "avg_wait_ns": round(sl["wait"] / acq, 1) if acq else None,
+        "avg_hold_ns": round(sl["hold"] / acq, 1) if acq else None,
+        "cond_waits": sl["cond_waits"],
+        "cond_wait_ns": round(sl["cond_wait"]),
+        "misses_per_cs": round(sl["misses"] / sl["timed"], 2) if counting and sl["timed"] else None,
+        "timed_acquisitions": sl["timed"],
+        "timing": timing_of(sl, period),
+        "locality_estimate": locality(
+            sl["timed"], sl["timed_hold"], sl["remote_acquisitions"], sl["remote_hold"]
+        ),
+        "raw_sites": g["raw"],
+    }
+    entry["recommendation"] = rec.recommend(entry, machine, thresholds["values"])
+    return entry
+
+
+def _cond_entry(g: dict) -> dict:
+    sl = g["sums"]
+    waits = sl["cond_waits"]
+    return {
+        "site": _site(g["ident"]),
+        "origin": g["origin"],
+        "attributes": sorted(g["attrs"]),
+        "instances": g["max_live"],
+        "created": g["created"],
+        "live_at_end": g["live"],
+        "threads": sl["threads"],
+        "waits": waits,
+        "timed_waits": sl["timed_waits"],
+        "timeouts": sl["timeouts"],
+        "wait_ns": round(sl["cond_wait"]),
+        "avg_wait_ns": round(sl["cond_wait"] / waits, 1) if waits else None,
+        "max_wait_ns": round(sl["max_cond_wait"]),
+        "signals": sl["signals"],
+        "signals_without_waiter": sl["signals_unwaited"],
+        "broadcasts": sl["broadcasts"],
+        "broadcasts_without_waiter": sl["broadcasts_unwaited"],
+        "raw_sites": g["raw"],
+    }
+
+
+def _rank_locks(locks: list[dict]) -> list[dict]:
+    locks.sort(key=lambda e: (-e["cs_percent"], -e["acquisitions"], e["site"]["file"] or ""))
+    for i, e in enumerate(locks, 1):
+        e["id"] = i
+    return locks
+
+
+def _rank_conds(conds: list[dict]) -> list[dict]:
+    conds.sort(
+        key=lambda e: (
+            -e["wait_ns"],
+            -(e["waits"] + e["signals"] + e["broadcasts"]),
+            e["site"]["file"] or "",
+        )
+    )
+    for i, e in enumerate(conds, 1):
+        e["id"] = i
+    return conds
+
+
+def _part(p: Process, sums: dict, kind: str) -> dict:
+    """A merged entry's share from one process."""
+    if kind == "cond":
+        return {"pid": p.pid, "image": p.image, "waits": sums["cond_waits"]}
+    return {
+        "pid": p.pid,
+        "image": p.image,
+        "acquisitions": sums["acquisitions"],
+        "cs_ns": round(sums["cs"]),
+    }
+
+
+def _entries(
+    groups: list[dict],
+    thread_ns: float,
+    *,
+    counting: bool,
+    period: int,
+    machine: dict,
+    thresholds: dict,
+    per_process: bool,
+) -> tuple[list[dict], list[dict]]:
+    locks, conds = [], []
+    for g in groups:
+        if g["kind"] == "cond":
+            e = _cond_entry(g)
+        else:
+            e = _lock_entry(
+                g,
+                thread_ns,
+                counting=counting,
+                period=period,
+                machine=machine,
+                thresholds=thresholds,
+            )
+        if not per_process:
+            if g["ident"].get("backtrace"):
+                e["backtrace"] = g["ident"]["backtrace"]
+            e["processes"] = [_part(p, pg["sums"], g["kind"]) for p, pg in g["parts"]]
+        (conds if g["kind"] == "cond" else locks).append(e)
+    return _rank_locks(locks), _rank_conds(conds)
+
+
+def _started_by(p: Process, profiles: list[Process], main_pid: int) -> str:
+    """How the process (image) began: `launch` (the program locktune ran), `fork` (a fork of
+    a profiled process), `exec` (a new program: in a process seen before, or in a child the
+    profiler saw no fork of, such as posix_spawn)."""
+    if any(q.pid == p.pid and q.image < p.image for q in profiles):
+        return "exec"
+    if p.raw.forked_child:
+        return "fork"
+    return "launch" if p.pid == main_pid else "exec"
+
+
+def _process_meta(p: Process, started_by: str, exit_info: dict | None) -> dict:
+    h = p.raw.header
+    cmd = p.raw.cmdline or [p.raw.exe]
+    return {
+        "pid": p.pid,
+        "image": p.image,
+        "parent_pid": h["ppid"],
+        "started_by": started_by,
+        "program": cmd[0],
+        "arguments": cmd[1:],
+        "executable": p.raw.exe,
+        "forked_child": p.raw.forked_child,
+        "exit": exit_info,
+        "ended_normally": p.raw.finished,
+        "wall_ns": round(_ns(p.end - h["start_ticks"], p.hz)),
+        "threads": p.threads_seen,
+        "threads_created": h["threads_created"],
+        "max_live_threads": h["threads_max_live"],
+        "timing": {"sample_period": h["sample_period"]},
+        "untracked": {
+            "lock_operations": h["locks_untracked"],
+            "threads": h["threads_untracked"],
+            "unlocks_not_held": p.foreign,
+            "nesting_overflow": p.overflow,
+        },
+        "notes": p.notes(),
+    }
+
+
+def _totals(thread_ns: float, cs_ns: float, locks: list[dict], conds: list[dict]) -> dict:
+    return {
+        "thread_ns": round(thread_ns),
+        "cs_ns": round(cs_ns),
+        "cs_percent": round(100.0 * cs_ns / thread_ns, 3) if thread_ns else 0.0,
+        "acquisitions": sum(e["acquisitions"] for e in locks),
+        "sites": len(locks),
+        "condition_variables": len(conds),
+    }
+
+
+def build_run(
+    profiles: list[rawmod.RawProfile],
+    main_pid: int,
+    *,
+    source_root: Path,
+    wrappers: set[str] | None = None,
+    clock: dict | None = None,
+    thresholds: dict | None = None,
+    program: list[str] | None = None,
+    wall_ns: int | None = None,
+    exit_info: dict | None = None,
+) -> dict:
+    """profile.json for a run: every process (forked children, exec'd programs), each with
+    its own meta, totals, sites and condition variables in `processes[]`; at the top, the
+    sites of all processes merged by identity (file:line: the rewriter's join key), ranked
+    by their share of the thread time of all processes, so that no process's work is
+    hidden.  `meta` describes the launched program (its last image; or, when it took no
+    lock, the busiest process) with thread counts over all processes."""
+    thresholds = thresholds or rec.load()
+    wrappers = set(wrappers or ())
+    main, _others = choose(profiles, main_pid)
+    modules: dict[str, Module] = {}
+    code: dict[str, dict] = {}
+    procs = [
+        Process(
+            p, source_root=source_root, wrappers=wrappers, clock=clock, modules=modules, code=code
+        )
+        for p in profiles
+    ]
+    pmain = procs[profiles.index(main)]
+    launched = [p for p in procs if p.pid == main_pid]
+    launched_last = launched[-1] if launched else None
+    cpu = cpu_info()
+    period = main.header["sample_period"]
+
+    proc_docs = []
+    by_key: dict[tuple, list] = {}
+    for p in procs:
+        for key, g in p.groups.items():
+            g["parts"] = [(p, g)]
+            by_key.setdefault(key, []).append(g)
+        machine = {"usable_cpus": cpu["usable"], "max_threads": p.raw.header["threads_max_live"]}
+        locks, conds = _entries(
+            list(p.groups.values()),
+            p.thread_ns,
+            counting=p.counting,
+            period=period,
+            machine=machine,
+            thresholds=thresholds,
+            per_process=True,
+        )
+        started = _started_by(p, procs, main_pid)
+        proc_docs.append(
+            {
+                "meta": _process_meta(p, started, exit_info if p is launched_last else None),
+                "totals": _totals(p.thread_ns, p.cs_ns, locks, conds),
+                "locks": locks,
+                "condition_variables": conds,
+            }
+        )
+
+    # Which process did the work: the most time in critical sections, then acquisitions.
+    busiest = max(range(len(procs)), key=lambda i: (procs[i].site_cs_ns, procs[i].acquisitions))
+    all_cs = sum(p.site_cs_ns for p in procs)
+    all_acq = sum(p.acquisitions for p in procs)
+    for i, (p, d) in enumerate(zip(procs, proc_docs, strict=True)):
+        d["meta"]["busiest"] = i == busiest and all_acq > 0
+        d["meta"]["share"] = {
+            "cs_percent": round(100.0 * p.site_cs_ns / all_cs, 2) if all_cs else 0.0,
+            "acquisitions_percent": round(100.0 * p.acquisitions / all_acq, 2) if all_acq else 0.0,
+        }
+
+    merged = []
+    for groups in by_key.values():
+        m = _merge(groups)
+        m["parts"] = [pg for g in groups for pg in g["parts"]]
+        merged.append(m)
+    thread_ns = sum(p.thread_ns for p in procs)
+    cs_ns = sum(p.cs_ns for p in procs)
+    max_live = max(p.raw.header["threads_max_live"] for p in procs)
+    machine = {"usable_cpus": cpu["usable"], "max_threads": max_live}
+    locks, conds = _entries(
+        merged,
+        thread_ns,
+        counting=pmain.counting,
+        period=period,
+        machine=machine,
+        thresholds=thresholds,
+        per_process=False,
+    )
+
+    h = main.header
+    boundary_ns = None
+    if clock and clock.get("ordo_boundary_cycles") and pmain.hz and h["clock"] == rawmod.CLOCK_TSC:
+        boundary_ns = round(clock["ordo_boundary_cycles"] * 1e9 / pmain.hz, 1)
+    notes = list(proc_docs[procs.index(pmain)]["meta"]["notes"])
+    # The other processes' notes, each text once with its pids (a note about machine load
+    # is the launched process's alone: the others' say the same with other numbers).
+    theirs: dict[str, list[int]] = {}
+    for p, d in zip(procs, proc_docs, strict=True):
+        if p is not pmain:
+            for n in d["meta"]["notes"]:
+                if not n.startswith("the machine was busy"):
+                    theirs.setdefault(n, []).append(p.pid)
+    for n, pids in list(theirs.items())[:10]:
+        who = ", ".join(map(str, pids[:5])) + (
+            f" and {len(pids) - 5} more" if len(pids) > 5 else ""
+        )
+        notes.append(f"pid{'s' if len(pids) > 1 else ''} {who}: {n}")
+    if len(theirs) > 10:
+        notes.append(f"{len(theirs) - 10} more notes in processes[].meta.notes")
+    debug: dict[str, bool] = {}
+    for p in procs:
+        debug.update(p.debug)
+    debug.setdefault(main.exe, Module(main.exe).has_debug_info)
+    preempted = pmain.preempted
+    pmu = {
+        "available": bool(h["pmu_available"]) and pmain.counting,
+        "event": main.pmu_event or None,
+        "reason": None if pmain.counting else (main.pmu_reason or "not probed"),
+    }
+    cmd = program or main.cmdline or [main.exe]
+    meta = {
+        "program": cmd[0],
+        "arguments": cmd[1:],
+        "executable": main.exe,
+        "pid": main.pid,
+        "forked_child": main.forked_child,
+        "exit": exit_info,
+        "ended_normally": main.finished,
+        "wall_ns": wall_ns
+        if wall_ns is not None
+        else round(_ns(pmain.end - h["start_ticks"], pmain.hz)),
+        "threads": sum(p.threads_seen for p in procs),
+        "threads_created": sum(p.raw.header["threads_created"] for p in procs),
+        "max_live_threads": max_live,
+        "processes": len(procs),
+        "busiest_pid": procs[busiest].pid if all_acq else None,
+        "cpu": {"model": cpu["model"], "count": cpu["count"], "usable": cpu["usable"]},
+        "kernel": platform.release(),
+        "pmu": pmu,
+        "timing": {
+            "sample_period": period,
+            "exact_first": 256,
+            "method": "every section that waited, the first 256 of each site in each thread, "
+            "all of a site with long sections, then 1 in sample_period of the uncontended ones "
+            "at random, the others estimated from those (their time on a CPU); counts are exact"
+            if period > 1
+            else "every critical section timed",
+            "waited_for_cpu_per_cpu_second": None
+            if preempted["ratio"] is None
+            else round(preempted["ratio"], 4),
+        },
+        "clock": {
+            "source": "tsc" if h["clock"] == rawmod.CLOCK_TSC else "monotonic",
+            "hz": round(pmain.hz) if pmain.hz else None,
+            "hz_source": pmain.hz_source,
+            "ordo_boundary_ns": boundary_ns,
+            "negative_differences": sum(p.noise for p in procs),
+        },
+        "source_root": str(Path(source_root).resolve()),
+        "wrappers": sorted(wrappers),
+        "debug_info": debug,
+        "thresholds": {"source": thresholds["source"], **thresholds["values"]},
+        "untracked": {
+            "lock_operations": sum(p.raw.header["locks_untracked"] for p in procs),
+            "threads": sum(p.raw.header["threads_untracked"] for p in procs),
+            "unlocks_not_held": sum(p.foreign for p in procs),
+            "nesting_overflow": sum(p.overflow for p in procs),
+        },
+        "notes": notes,
+        "locktune": __version__,
+    }
+    others = [
+        {
+            "pid": p.pid,
+            "image": p.image,
+            "executable": p.raw.exe,
+            "forked_child": p.raw.forked_child,
+            "started_by": d["meta"]["started_by"],
+            "acquisitions": p.acquisitions,
+        }
+        for p, d in zip(procs, proc_docs, strict=True)
+        if p is not pmain
+    ]
+    if others:
+        meta["other_processes"] = others
+    return {
+        "schema": document.SCHEMA,
+        "meta": meta,
+        "totals": {**_totals(thread_ns, cs_ns, locks, conds), "processes": len(procs)},
+        "locks": locks,
+        "condition_variables": conds,
+        "processes": proc_docs,
+    }
+
+
 def build(
     profile: rawmod.RawProfile,
     *,
@@ -248,237 +856,19 @@ def build(
     program: list[str] | None = None,
     wall_ns: int | None = None,
     exit_info: dict | None = None,
-    other_processes: list[dict] | None = None,
 ) -> dict:
-    thresholds = thresholds or rec.load()
-    h = profile.header
-    hz, hz_source = clock_hz(profile, clock)
-    end = end_ticks(profile)
-    thread_ticks = 0
-    cs_outer = 0.0
-    noise = foreign = overflow = 0
-    threads_seen = 0
-    preempted = preemption(profile)
-    for r in profile.records:
-        thread_ticks += r.time
-        if r.serial and r.start_ticks:
-            thread_ticks += max(0, end - r.start_ticks)
-        # Outermost sections not timed (layout.h, "Timing"): estimated from the random ones.
-        cs_outer += r.cs_outer + _estimate(
-            r.outer_sections - r.outer_timed,
-            r.cs_outer_random,
-            r.outer_random,
-            r.cs_outer,
-            r.outer_timed,
-        )
-        noise += r.clock_noise
-        foreign += r.foreign_unlocks
-        overflow += r.held_overflow
-        threads_seen += r.occupants
-    thread_ns = _ns(thread_ticks, hz)
-
-    resolver = Resolver(profile, source_root, set(wrappers or ()))
-    resolver.prepare()
-    debug = {m.path: resolver.modules[m.index].has_debug_info for m in profile.modules}
-
-    groups: dict[tuple, dict] = {}
-    for s in profile.sites:
-        active = s.slots.get("acquisitions", 0) or s.slots.get("trylock_failures", 0)
-        if not active and not s.created:
-            continue
-        ident = resolver.resolve(s)
-        if ident["file"] and ident["line"]:
-            key = (ident["file"], ident["line"], s.kind)
-        else:
-            key = (
-                ident.get("module"),
-                ident.get("symbol") or ident.get("function"),
-                s.kind,
-                s.index,
-            )
-        g = groups.get(key)
-        if g is None:
-            g = groups[key] = {
-                "ident": ident,
-                "kind": s.kind,
-                "origin": s.origin,
-                "attrs": set(),
-                "slots": dict.fromkeys(rawmod.SLOT_FIELDS[1:], 0),
-                "max_live": 0,
-                "created": 0,
-                "live": 0,
-                "raw": 0,
-            }
-        g["raw"] += 1
-        g["attrs"].update(s.attrs)
-        g["max_live"] += max(s.max_live, 0)
-        g["created"] += s.created
-        g["live"] += max(s.live, 0)
-        for k, v in s.slots.items():
-            g["slots"][k] = max(g["slots"][k], v) if k == "max_hold" else g["slots"][k] + v
-
-    counting = bool(h["flags"] & rawmod.FLAG_PMU_COUNTING)
-    cpu = cpu_info()
-    machine = {"usable_cpus": cpu["usable"], "max_threads": h["threads_max_live"]}
-    locks = []
-    for g in groups.values():
-        sl = scaled(g["slots"])
-        acq = sl["acquisitions"]
-        cs_ns = _ns(sl["cs"], hz)
-        ident = g["ident"]
-        site = {
-            "file": ident.get("file"),
-            "line": ident.get("line"),
-            "symbol": ident.get("symbol"),
-            "function": ident.get("function"),
-            "module": ident.get("module"),
-        }
-        entry = {
-            "site": site,
-            "kind": g["kind"],
-            "origin": g["origin"],
-            "attributes": sorted(g["attrs"]),
-            "instances": g["max_live"],
-            "created": g["created"],
-            "live_at_end": g["live"],
-            "threads": sl["threads"],
-            "acquisitions": acq,
-            "contended": sl["contended"],
-            "contention_percent": round(100.0 * sl["contended"] / acq, 3) if acq else 0.0,
-            "trylock_failures": sl["trylock_failures"],
-            "timeouts": sl["timeouts"],
-            "read_acquisitions": sl["read_acquisitions"],
-            "wait_ns": round(_ns(sl["wait"], hz)),
-            "wait_percent": round(100.0 * sl["wait"] / sl["cs"], 3) if sl["cs"] else 0.0,
-            "hold_ns": round(_ns(sl["hold"], hz)),
-            "cs_ns": round(cs_ns),
-            "cs_percent": round(100.0 * cs_ns / thread_ns, 3) if thread_ns else 0.0,
-            "max_hold_ns": round(_ns(sl["max_hold"], hz)),
-            "avg_wait_ns": round(_ns(sl["wait"], hz) / acq, 1) if acq else None,
-            "avg_hold_ns": round(_ns(sl["hold"], hz) / acq, 1) if acq else None,
-            "cond_waits": sl["cond_waits"],
-            "cond_wait_ns": round(_ns(sl["cond_wait"], hz)),
-            "misses_per_cs": round(sl["misses"] / sl["timed"], 2)
-            if counting and sl["timed"]
-            else None,
-            "timed_acquisitions": sl["timed"],
-            "timing": timing_of(sl, h["sample_period"]),
-            "locality_estimate": locality(
-                sl["timed"],
-                _ns(sl["timed_hold"], hz),
-                sl["remote_acquisitions"],
-                _ns(sl["remote_hold"], hz),
-            ),
-            "raw_sites": g["raw"],
-        }
-        if ident.get("backtrace"):
-            entry["backtrace"] = ident["backtrace"]
-        entry["recommendation"] = rec.recommend(entry, machine, thresholds["values"])
-        locks.append(entry)
-    locks.sort(key=lambda e: (-e["cs_percent"], -e["acquisitions"], e["site"]["file"] or ""))
-    for i, e in enumerate(locks, 1):
-        e["id"] = i
-
-    boundary_ns = None
-    if clock and clock.get("ordo_boundary_cycles") and hz and h["clock"] == rawmod.CLOCK_TSC:
-        boundary_ns = round(clock["ordo_boundary_cycles"] * 1e9 / hz, 1)
-    notes = list(resolver.notes)
-    exe_debug = Module(profile.exe).has_debug_info
-    debug.setdefault(profile.exe, exe_debug)
-    if not exe_debug and any(e["site"]["file"] is None for e in locks):
-        notes.append(
-            f"{profile.exe} has no debug information: its sites are shown as symbol+offset; "
-            "rebuild it with -g for file:line"
-        )
-    if h["locks_untracked"]:
-        notes.append(f"{h['locks_untracked']} lock operations untracked (lock table full)")
-    if h["sites_overflow"]:
-        notes.append(f"{h['sites_overflow']} sites beyond the site table's capacity were merged")
-    busy = preempted["ratio"]
-    if busy is not None and busy >= 0.25:
-        notes.append(
-            f"the machine was busy: threads waited {busy:.2f} s for a CPU per second they ran "
-            "(scheduler delays are inside the times"
-            + (
-                "; untimed short sections count their time on a CPU only)"
-                if any(e["timing"].startswith("sampled") for e in locks)
-                else ")"
-            )
-        )
-    if h["threads_untracked"]:
-        notes.append(f"{h['threads_untracked']} threads untracked (arena full)")
-    if not profile.finished:
-        notes.append(
-            "the process ended without running its exit handlers (_exit, a signal): figures "
-            "are as of each thread's last lock operation"
-        )
-
-    pmu = {
-        "available": bool(h["pmu_available"]) and counting,
-        "event": profile.pmu_event or None,
-        "reason": None if counting else (profile.pmu_reason or "not probed"),
-    }
-    meta = {
-        "program": (program or profile.cmdline or [profile.exe])[0],
-        "arguments": (program or profile.cmdline)[1:] if (program or profile.cmdline) else [],
-        "executable": profile.exe,
-        "pid": profile.pid,
-        "forked_child": profile.forked_child,
-        "exit": exit_info,
-        "ended_normally": profile.finished,
-        "wall_ns": wall_ns if wall_ns is not None else round(_ns(end - h["start_ticks"], hz)),
-        "threads": threads_seen,
-        "threads_created": h["threads_created"],
-        "max_live_threads": h["threads_max_live"],
-        "cpu": {"model": cpu["model"], "count": cpu["count"], "usable": cpu["usable"]},
-        "kernel": platform.release(),
-        "pmu": pmu,
-        "timing": {
-            "sample_period": h["sample_period"],
-            "exact_first": 256,
-            "method": "every section that waited, the first 256 of each site in each thread, "
-            "all of a site with long sections, then 1 in sample_period of the uncontended ones "
-            "at random, the others estimated from those (their time on a CPU); counts are exact"
-            if h["sample_period"] > 1
-            else "every critical section timed",
-            "waited_for_cpu_per_cpu_second": None
-            if preempted["ratio"] is None
-            else round(preempted["ratio"], 4),
-        },
-        "clock": {
-            "source": "tsc" if h["clock"] == rawmod.CLOCK_TSC else "monotonic",
-            "hz": round(hz) if hz else None,
-            "hz_source": hz_source,
-            "ordo_boundary_ns": boundary_ns,
-            "negative_differences": noise,
-        },
-        "source_root": str(Path(source_root).resolve()),
-        "wrappers": sorted(wrappers or ()),
-        "debug_info": debug,
-        "thresholds": {"source": thresholds["source"], **thresholds["values"]},
-        "untracked": {
-            "lock_operations": h["locks_untracked"],
-            "threads": h["threads_untracked"],
-            "unlocks_not_held": foreign,
-            "nesting_overflow": overflow,
-        },
-        "notes": notes,
-        "locktune": __version__,
-    }
-    if other_processes:
-        meta["other_processes"] = other_processes
-    return {
-        "schema": document.SCHEMA,
-        "meta": meta,
-        "totals": {
-            "thread_ns": round(thread_ns),
-            "cs_ns": round(_ns(cs_outer, hz)),
-            "cs_percent": round(100.0 * _ns(cs_outer, hz) / thread_ns, 3) if thread_ns else 0.0,
-            "acquisitions": sum(e["acquisitions"] for e in locks),
-            "sites": len(locks),
-        },
-        "locks": locks,
-    }
+    """profile.json of one process alone (`locktune calibrate`: its benchmark's process)."""
+    return build_run(
+        [profile],
+        profile.pid,
+        source_root=source_root,
+        wrappers=wrappers,
+        clock=clock,
+        thresholds=thresholds,
+        program=program,
+        wall_ns=wall_ns,
+        exit_info=exit_info,
+    )
 
 
 def choose(profiles: list[rawmod.RawProfile], main_pid: int) -> tuple[rawmod.RawProfile, list]:

@@ -1,8 +1,19 @@
-"""profile.json (schema locktune-profile/1, DESIGN.md "Files exchanged"): its one owner.
+"""profile.json (schema locktune-profile/2, DESIGN.md "Files exchanged"): its one owner.
 
-`analyze.build` makes the document; this module names its schema, writes it, reads it back
-and checks it, for every part that uses one: `locktune report`, `locktune rewrite` (the
+`analyze.build_run` makes the document; this module names its schema, writes it, reads it
+back and checks it, for every part that uses one: `locktune report`, `locktune rewrite` (the
 header's figures and algorithms), `locktune bench compare` (the recommended header).
+
+Versions (fields are only ever added; a reader of an older version still reads a newer one's
+fields it knows):
+  1  one process: the launched program (others listed in meta.other_processes).
+  2  every process of the run: `processes[]`, one per process (a forked child, an exec'd
+     program), each with its own meta (pid, parent_pid, started_by, command line), totals,
+     locks and condition variables; the top-level `locks` are the sites of all processes
+     merged by site (file:line), each with its `processes`; `condition_variables[]` (waits,
+     timed waits, timeouts, wait time, signals and broadcasts, those that found no waiter);
+     `owner_changes` per lock site.
+Both are read; a version-1 document is one process.
 """
 
 from __future__ import annotations
@@ -14,7 +25,8 @@ from pathlib import Path
 from locktune import algorithms
 from locktune.errors import LocktuneError
 
-SCHEMA = "locktune-profile/1"
+SCHEMA = "locktune-profile/2"
+READS = ("locktune-profile/1", SCHEMA)
 
 
 def write(doc: dict, path: Path) -> None:
@@ -35,15 +47,20 @@ def read(path: Path | str) -> dict:
         doc = json.loads(text)
     except json.JSONDecodeError as e:
         raise LocktuneError(f"{path}:{e.lineno}: not JSON: {e.msg}") from e
-    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+    if not isinstance(doc, dict) or doc.get("schema") not in READS:
         found = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
         raise LocktuneError(
-            f"{path}: not a locktune profile (schema {found!r}, expected {SCHEMA}); "
-            "write one with `locktune profile`"
+            f"{path}: not a locktune profile (schema {found!r}, expected one of "
+            f"{', '.join(READS)}); write one with `locktune profile`"
         )
     locks = doc.get("locks")
     if not isinstance(locks, list):
         raise LocktuneError(f"{path}: a profile without a `locks` list")
+    procs = doc.get("processes", [])
+    if not isinstance(procs, list) or not all(
+        isinstance(p, dict) and isinstance(p.get("locks", []), list) for p in procs
+    ):
+        raise LocktuneError(f"{path}: `processes` is not a list of processes with `locks`")
     known = algorithms.names()
     for n, lock in enumerate(locks):
         site = lock.get("site") if isinstance(lock, dict) else None
@@ -61,14 +78,41 @@ def read(path: Path | str) -> dict:
 
 def by_site(doc: dict, path: Path | str, source_root: Path) -> dict[tuple[str, int], dict]:
     """(file relative to the source root, line) -> the lock entry: how the rewriter joins a
-    profile to the sites it finds.  Every entry must have a site file and line."""
+    profile to the sites it finds.  The entries are the sites of every process of the run,
+    summed (version 2), so the workers of a program count.  Every entry of the launched
+    program's executable must have a site file and line; one used only by other programs
+    the run started (a helper without debug information) is left out."""
     out: dict[tuple[str, int], dict] = {}
+    launched = _launched_images(doc)
     for n, lock in enumerate(doc["locks"]):
         file, line = lock["site"].get("file"), lock["site"].get("line")
         if not isinstance(file, str) or not isinstance(line, int):
+            if not _used_by(lock, launched):
+                continue  # only another program of the run (a helper it ran) had it
             raise LocktuneError(f"{path}: locks[{n}] has no site file and line")
         out[(_relative(file, source_root), line)] = lock
     return out
+
+
+def _launched_images(doc: dict) -> set[tuple[int, int]] | None:
+    """(pid, image) of every process of the run that ran the launched program's executable;
+    None for a document without processes (every site is then the program's)."""
+    procs = doc.get("processes")
+    if not procs:
+        return None
+    exe = (doc.get("meta") or {}).get("executable")
+    return {
+        (p["meta"].get("pid"), p["meta"].get("image"))
+        for p in procs
+        if p.get("meta", {}).get("executable") == exe
+    }
+
+
+def _used_by(lock: dict, images: set[tuple[int, int]] | None) -> bool:
+    where = lock.get("processes")
+    if images is None or not where:
+        return True
+    return any((q.get("pid"), q.get("image")) in images for q in where)
 
 
 def _relative(file: str, root: Path) -> str:
@@ -79,3 +123,20 @@ def _relative(file: str, root: Path) -> str:
         except ValueError:
             return file
     return os.path.normpath(file)
+
+
+def processes(doc: dict) -> list[dict]:
+    """The document's processes, each {meta, totals, locks, condition_variables}: a
+    version-1 document (or one written without them) is its one process."""
+    procs = doc.get("processes")
+    if procs:
+        return procs
+    meta = doc.get("meta") or {}
+    return [
+        {
+            "meta": {**meta, "started_by": "launch", "busiest": bool(doc.get("locks"))},
+            "totals": doc.get("totals") or {},
+            "locks": doc.get("locks") or [],
+            "condition_variables": doc.get("condition_variables") or [],
+        }
+    ]

@@ -15,7 +15,7 @@ from pathlib import Path
 from locktune.errors import LocktuneError
 
 MAGIC = b"LTPROF01"
-VERSION = 1
+VERSION = 2
 
 FLAG_FINISHED = 1
 FLAG_FORKED_CHILD = 2
@@ -24,7 +24,7 @@ FLAG_PMU_COUNTING = 4
 CLOCK_TSC = 1
 CLOCK_MONO = 2
 
-KINDS = {1: "mutex", 2: "rwlock", 3: "spinlock"}
+KINDS = {1: "mutex", 2: "rwlock", 3: "spinlock", 4: "cond"}
 ORIGINS = {1: "init", 2: "static", 3: "first-use"}
 ATTRS = {1: "process-shared", 2: "robust", 4: "recursive", 8: "errorcheck", 16: "priority-inherit"}
 
@@ -48,13 +48,15 @@ SITE_SIGNED = {"live", "max_live"}
 SLOT_FIELDS = (
     "thread_gen acquisitions contended timed hold cs long_cs remote_acquisitions "
     "remote_hold wait max_hold timed_free hold_free cs_free trylock_failures timeouts "
-    "read_acquisitions cond_waits cond_wait misses threads"
+    "read_acquisitions cond_waits cond_wait misses threads owner_changes reserved0 reserved1 "
+    "timed_waits signals broadcasts signals_unwaited broadcasts_unwaited max_cond_wait"
 ).split()
+MAX_FIELDS = {"max_hold", "max_cond_wait", "long_cs"}  # summed over threads as a maximum
 RECORD_FIELDS = (
     "next free_next serial tid start_ticks last_ticks time occupants cs_outer outer_sections "
     "outer_timed outer_random cs_outer_random clock_noise foreign_unlocks held_overflow"
 ).split()
-MODULE_SIZE, SITE_SIZE, SLOT_SIZE, RECORD_SIZE = 512, 256, 192, 512
+MODULE_SIZE, SITE_SIZE, SLOT_SIZE, RECORD_SIZE = 512, 256, 256, 512
 MAX_FRAMES = 8
 CHUNKS = 64
 SLOTS_PER_CHUNK = 64
@@ -130,6 +132,15 @@ class RawProfile:
 
     def acquisitions(self) -> int:
         return sum(s.slots.get("acquisitions", 0) for s in self.sites)
+
+    @property
+    def image(self) -> int:
+        """n of the file's name <pid>-<n>.ltraw: the n-th image of this process (an exec
+        starts a new file under the same pid)."""
+        try:
+            return int(self.path.stem.rsplit("-", 1)[1])
+        except (IndexError, ValueError):
+            return 0
 
 
 def _words(buf, off: int, n: int) -> tuple[int, ...]:
@@ -253,7 +264,7 @@ def _parse(path: Path, buf) -> RawProfile:
                     v = vals[name]
                     if name == "long_cs":  # LT_CS_LONG (1): every section timed
                         v = int(v == 1)
-                    if name in ("max_hold", "long_cs"):
+                    if name in MAX_FIELDS:
                         acc[name] = max(acc[name], v)
                     else:
                         acc[name] += v
@@ -264,12 +275,6 @@ def _parse(path: Path, buf) -> RawProfile:
 def read_dir(directory: Path) -> list[RawProfile]:
     """Every raw file in `directory`, in the order the processes (or exec'd images) began."""
 
-    def image(p: Path) -> int:  # <pid>-<n>.ltraw: n-th image of that process
-        try:
-            return int(p.stem.rsplit("-", 1)[1])
-        except (IndexError, ValueError):
-            return 0
-
     profiles = [read(p) for p in Path(directory).glob("*.ltraw")]
-    profiles.sort(key=lambda r: (r.header["start_real_ns"], r.pid, image(r.path)))
+    profiles.sort(key=lambda r: (r.header["start_real_ns"], r.pid, r.image))
     return profiles

@@ -7,21 +7,23 @@ import time
 from html import escape
 
 from locktune import charts
+from locktune.profiler import document
 from locktune.profiler import recommend as rec
 from locktune.ui import table
 
 REPORT_SCHEMA = "locktune-report/1"
 
 
-def rerank(profile: dict, thresholds: dict) -> list[dict]:
-    """The profile's sites with recommendations recomputed under `thresholds`."""
+def rerank(profile: dict, thresholds: dict, process: dict | None = None) -> list[dict]:
+    """The profile's sites (or those of one of its `process`es) with recommendations
+    recomputed under `thresholds`."""
     meta = profile.get("meta", {})
     machine = {
         "usable_cpus": (meta.get("cpu") or {}).get("usable") or 1,
-        "max_threads": meta.get("max_live_threads") or 1,
+        "max_threads": ((process or profile).get("meta") or {}).get("max_live_threads") or 1,
     }
     sites = []
-    for lock in profile.get("locks", []):
+    for lock in (process or profile).get("locks", []):
         s = dict(lock)
         if "wait_percent" not in s and s.get("cs_ns"):
             s["wait_percent"] = 100.0 * (s.get("wait_ns") or 0) / s["cs_ns"]
@@ -59,6 +61,52 @@ def _ms(ns: float | None) -> str:
     return "0" if not ns else f"{ns / 1e6:.2f}" if ns < 1e10 else f"{ns / 1e9:.1f}s"
 
 
+def process_label(meta: dict) -> str:
+    """pid 123 (fork of 122) ./app --worker"""
+    how = meta.get("started_by") or "?"
+    origin = {
+        "launch": "launched",
+        "fork": f"fork of {meta.get('parent_pid')}",
+        "exec": f"exec'd, parent {meta.get('parent_pid')}",
+    }.get(how, how)
+    cmd = " ".join(
+        [meta.get("program") or meta.get("executable") or "?", *meta.get("arguments", [])]
+    )
+    if len(cmd) > 60:
+        cmd = cmd[:57] + "..."
+    return f"pid {meta.get('pid')} ({origin}) {cmd}"
+
+
+def ranked_processes(profile: dict) -> list[dict]:
+    """The processes that used a lock or a condition variable, busiest first (time in
+    critical sections, then acquisitions)."""
+    procs = [
+        p for p in document.processes(profile) if p.get("locks") or p.get("condition_variables")
+    ]
+    return sorted(
+        procs,
+        key=lambda p: (
+            -((p["meta"].get("share") or {}).get("cs_percent") or 0),
+            -((p.get("totals") or {}).get("acquisitions") or 0),
+        ),
+    )
+
+
+def processes_line(profile: dict) -> str:
+    every = document.processes(profile)
+    active = ranked_processes(profile)
+    if not active:
+        return f"{len(every)} profiled, none used a lock"
+    top = active[0]["meta"]
+    share = top.get("share") or {}
+    return (
+        f"{len(every)} profiled, {len(active)} used locks; the work was done by "
+        f"{process_label(top)}: {share.get('cs_percent', 0):.1f}% of the critical-section "
+        f"time, {share.get('acquisitions_percent', 0):.1f}% of the acquisitions "
+        "(sections per process below)"
+    )
+
+
 def summary_lines(profile: dict, thresholds: dict) -> list[str]:
     meta = profile.get("meta", {})
     totals = profile.get("totals", {})
@@ -72,14 +120,19 @@ def summary_lines(profile: dict, thresholds: dict) -> list[str]:
     )
     cpu = meta.get("cpu") or {}
     args = " ".join([meta.get("program", "?"), *meta.get("arguments", [])])
+    nproc = meta.get("processes") or 1
     lines = [
         f"program      {args} (pid {meta.get('pid')}, {how}, "
-        f"{(meta.get('wall_ns') or 0) / 1e9:.2f} s wall, {meta.get('threads')} threads, "
-        f"at most {meta.get('max_live_threads')} at once, on {cpu.get('usable')} CPUs)",
+        f"{(meta.get('wall_ns') or 0) / 1e9:.2f} s wall, {meta.get('threads')} threads"
+        + (f" in {nproc} processes" if nproc > 1 else "")
+        + f", at most {meta.get('max_live_threads')} at once, on {cpu.get('usable')} CPUs)",
         f"in sections  {totals.get('cs_percent', 0):.1f}% of thread time "
         f"({(totals.get('thread_ns') or 0) / 1e9:.2f} s) inside critical sections, "
-        f"{totals.get('sites', 0)} lock sites",
+        f"{totals.get('sites', 0)} lock sites"
+        + (" (summed over the processes)" if nproc > 1 else ""),
     ]
+    if nproc > 1:
+        lines.append(f"processes    {processes_line(profile)}")
     clock = meta.get("clock") or {}
     timing = meta.get("timing") or {}
     if clock:
@@ -112,47 +165,78 @@ def summary_lines(profile: dict, thresholds: dict) -> list[str]:
     return lines
 
 
+def _where_cell(s: dict) -> str:
+    """The processes a site was used in: a pid, or pids, busiest part first."""
+    procs = sorted(s.get("processes") or [], key=lambda q: -(q.get("cs_ns") or 0))
+    pids = [str(q["pid"]) for q in procs]
+    return ",".join(pids[:2]) + (f",+{len(pids) - 2}" if len(pids) > 2 else "")
+
+
+def _changes_cell(s: dict) -> str:
+    n = s.get("owner_changes")
+    return "n/a" if n is None else f"{n:,}"
+
+
+def site_table(sites: list[dict], with_processes: bool) -> str:
+    headers = ["#", "site", "name", "kind", "in CS", "contended", "wait ms", "acquired"]
+    headers += ["owner chg", "misses/CS", "inst"]
+    align = "rlllrrrrrrr"
+    if with_processes:
+        headers.append("pids")
+        align += "l"
+    headers.append("recommend")
+    align += "l"
+    rows = []
+    for s in sites:
+        row = [
+            s.get("id"),
+            site_label(s),
+            site_name(s),
+            s.get("kind"),
+            f"{s.get('cs_percent', 0):.1f}%",
+            f"{s.get('contention_percent', 0):.1f}%",
+            _ms(s.get("wait_ns")),
+            f"{s.get('acquisitions', 0):,}",
+            _changes_cell(s),
+            locality_cell(s),
+            s.get("instances"),
+        ]
+        if with_processes:
+            row.append(_where_cell(s))
+        row.append(s["recommendation"]["algorithm"])
+        rows.append(row)
+    return table(headers, rows, align)
+
+
+def cond_rows(conds: list[dict]) -> tuple[list[str], list[list], str]:
+    headers = ["#", "condition variable", "name", "waits", "timed", "timeouts", "wait ms"]
+    headers += ["signals", "no waiter", "broadcasts", "no waiter"]
+    rows = [
+        [
+            c.get("id"),
+            site_label(c),
+            site_name(c),
+            f"{c.get('waits', 0):,}",
+            f"{c.get('timed_waits', 0):,}",
+            f"{c.get('timeouts', 0):,}",
+            _ms(c.get("wait_ns")),
+            f"{c.get('signals', 0):,}",
+            f"{c.get('signals_without_waiter', 0):,}",
+            f"{c.get('broadcasts', 0):,}",
+            f"{c.get('broadcasts_without_waiter', 0):,}",
+        ]
+        for c in conds
+    ]
+    return headers, rows, "rllrrrrrrrr"
+
+
 def text(profile: dict, thresholds: dict, top: int | None) -> str:
     sites = rerank(profile, thresholds)
     shown = sites[:top] if top else sites
-    rows = []
-    for s in shown:
-        rows.append(
-            [
-                s.get("id"),
-                site_label(s),
-                site_name(s),
-                s.get("kind"),
-                f"{s.get('cs_percent', 0):.1f}%",
-                f"{s.get('contention_percent', 0):.1f}%",
-                _ms(s.get("wait_ns")),
-                f"{s.get('acquisitions', 0):,}",
-                locality_cell(s),
-                s.get("instances"),
-                s["recommendation"]["algorithm"],
-            ]
-        )
+    multi = len(document.processes(profile)) > 1
     out = summary_lines(profile, thresholds)
     out.append("")
-    out.append(
-        table(
-            [
-                "#",
-                "site",
-                "name",
-                "kind",
-                "in CS",
-                "contended",
-                "wait ms",
-                "acquired",
-                "misses/CS",
-                "inst",
-                "recommend",
-            ],
-            rows,
-            "rlllrrrrrrl",
-        )
-    )
+    out.append(site_table(shown, multi))
     if not sites:
         out.append("(the program used no pthread lock)")
     if len(shown) < len(sites):
@@ -161,7 +245,45 @@ def text(profile: dict, thresholds: dict, top: int | None) -> str:
     for s in shown:
         r = s["recommendation"]
         out.append(f"{s.get('id')}. {site_label(s)} -> {r['algorithm']}: {r['reason']}")
+    conds = profile.get("condition_variables") or []
+    if conds:
+        cshown = conds[:top] if top else conds
+        out.append("")
+        out.append("condition variables (signals and broadcasts that found no thread waiting)")
+        out.append(table(*cond_rows(cshown)))
+        if len(cshown) < len(conds):
+            out.append(f"({len(conds) - len(cshown)} more; --top to show more)")
+    if multi:
+        per = 3 if top is None else top
+        for p in ranked_processes(profile):
+            m, t = p["meta"], p.get("totals") or {}
+            share = m.get("share") or {}
+            out.append("")
+            out.append(f"process {process_label(m)}{'  <- busiest' if m.get('busiest') else ''}")
+            out.append(
+                f"  {m.get('threads')} threads, {t.get('acquisitions', 0):,} acquisitions "
+                f"({share.get('acquisitions_percent', 0):.1f}% of the run's), "
+                f"{share.get('cs_percent', 0):.1f}% of the run's critical-section time, "
+                f"{t.get('cs_percent', 0):.1f}% of its own thread time in critical sections"
+            )
+            psites = rerank(profile, thresholds, p)
+            if psites:
+                out.append(_indent(site_table(psites[:per], False)))
+                if len(psites) > per:
+                    out.append(f"  ({len(psites) - per} more sites in this process)")
+            pconds = p.get("condition_variables") or []
+            if pconds:
+                out.append(
+                    f"  condition variables: {len(pconds)}, "
+                    f"{sum(c.get('waits', 0) for c in pconds):,} waits, "
+                    f"{sum(c.get('signals', 0) for c in pconds):,} signals, "
+                    f"{sum(c.get('broadcasts', 0) for c in pconds):,} broadcasts"
+                )
     return "\n".join(out) + "\n"
+
+
+def _indent(text_: str) -> str:
+    return "\n".join("  " + line for line in text_.splitlines())
 
 
 def as_json(profile: dict, thresholds: dict, top: int | None, source: str) -> dict:
@@ -177,6 +299,16 @@ def as_json(profile: dict, thresholds: dict, top: int | None, source: str) -> di
             "calibration": thresholds.get("calibration"),
         },
         "sites": sites[:top] if top else sites,
+        "condition_variables": profile.get("condition_variables") or [],
+        "processes": [
+            {
+                "meta": p.get("meta") or {},
+                "totals": p.get("totals") or {},
+                "sites": rerank(profile, thresholds, p)[: top or None],
+                "condition_variables": p.get("condition_variables") or [],
+            }
+            for p in document.processes(profile)
+        ],
     }
 
 
@@ -248,6 +380,7 @@ def html(profile: dict, thresholds: dict, top: int | None, source: str) -> str:
             f"<td class=n>{s.get('contention_percent', 0):.1f}%</td>"
             f"<td class=n>{_ms(s.get('wait_ns'))}</td><td class=n>{_ms(s.get('hold_ns'))}</td>"
             f"<td class=n>{s.get('acquisitions', 0):,}</td>"
+            f"<td class=n>{escape(_changes_cell(s))}</td>"
             f"<td class=n>{s.get('trylock_failures', 0):,}</td>"
             f"<td class=n>{s.get('cond_waits', 0):,}</td>"
             f"<td class='n{'' if s.get('misses_per_cs') is not None else ' est'}'>"
@@ -266,12 +399,127 @@ def html(profile: dict, thresholds: dict, top: int | None, source: str) -> str:
 <pre>{summary}</pre>
 <h2>Lock sites, ranked</h2>
 <table><tr><th>#</th><th>site</th><th>name</th><th>kind</th><th>in CS</th><th>contended</th>
-<th>wait ms</th><th>hold ms</th><th>acquired</th><th>trylock fails</th><th>cond waits</th>
+<th>wait ms</th><th>hold ms</th><th>acquired</th><th>owner changes</th><th>trylock fails</th>
+<th>cond waits</th>
 <th>misses/CS</th><th>instances</th><th>recommendation</th></tr>
 {"".join(rows)}
 </table>
+{_html_conds(profile, top)}
+{_html_processes(profile, thresholds)}
 <div class=chart>{cs_chart}</div>
 <div class=chart>{time_chart}</div>
 <div class=chart>{loc_chart}</div>
 </body></html>
 """
+
+
+def _html_table(headers: list[str], rows: list[list], align: str) -> str:
+    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
+    body = "".join(
+        "<tr>"
+        + "".join(
+            f"<td{' class=n' if a == 'r' else ''}>{escape('' if c is None else str(c))}</td>"
+            for c, a in zip(r, align, strict=True)
+        )
+        + "</tr>"
+        for r in rows
+    )
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def _html_conds(profile: dict, top: int | None) -> str:
+    conds = profile.get("condition_variables") or []
+    if not conds:
+        return ""
+    headers, rows, align = cond_rows(conds[:top] if top else conds)
+    return (
+        "<h2>Condition variables</h2>\n<p class=note>Per site: waits (timed ones and their "
+        "timeouts), the time waited, and signals and broadcasts, with those that found no "
+        "thread waiting.</p>\n" + _html_table(headers, rows, align)
+    )
+
+
+def _html_processes(profile: dict, thresholds: dict) -> str:
+    procs = document.processes(profile)
+    if len(procs) < 2:
+        return ""
+    active = ranked_processes(profile)
+    rows = []
+    for p in procs:
+        m, t = p["meta"], p.get("totals") or {}
+        share = m.get("share") or {}
+        rows.append(
+            [
+                m.get("pid"),
+                m.get("started_by"),
+                m.get("parent_pid"),
+                " ".join([m.get("program") or "?", *m.get("arguments", [])]),
+                m.get("threads"),
+                f"{t.get('acquisitions', 0):,}",
+                f"{share.get('cs_percent', 0):.1f}%",
+                f"{share.get('acquisitions_percent', 0):.1f}%",
+                "busiest" if m.get("busiest") else "",
+            ]
+        )
+    parts = [
+        "<h2>Processes</h2>",
+        f"<p>{escape(processes_line(profile))}</p>",
+        _html_table(
+            [
+                "pid",
+                "started by",
+                "parent",
+                "command",
+                "threads",
+                "acquired",
+                "share of CS time",
+                "share of acquisitions",
+                "",
+            ],
+            rows,
+            "rllllrrrl",
+        ),
+    ]
+    for p in active:
+        m = p["meta"]
+        parts.append(f"<h2>{escape('Process ' + process_label(m))}</h2>")
+        sites = rerank(profile, thresholds, p)
+        if sites:
+            srows = [
+                [
+                    s.get("id"),
+                    site_label(s),
+                    site_name(s),
+                    s.get("kind"),
+                    f"{s.get('cs_percent', 0):.2f}%",
+                    f"{s.get('contention_percent', 0):.1f}%",
+                    _ms(s.get("wait_ns")),
+                    _ms(s.get("hold_ns")),
+                    f"{s.get('acquisitions', 0):,}",
+                    _changes_cell(s),
+                    s["recommendation"]["algorithm"],
+                ]
+                for s in sites
+            ]
+            parts.append(
+                _html_table(
+                    [
+                        "#",
+                        "site",
+                        "name",
+                        "kind",
+                        "in CS (its threads)",
+                        "contended",
+                        "wait ms",
+                        "hold ms",
+                        "acquired",
+                        "owner changes",
+                        "recommendation",
+                    ],
+                    srows,
+                    "rlllrrrrrrl",
+                )
+            )
+        if p.get("condition_variables"):
+            parts.append(_html_table(*cond_rows(p["condition_variables"])))
+    return "\n".join(parts)

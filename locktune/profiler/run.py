@@ -123,12 +123,15 @@ def run(
     sample: int = 16,
     stdin=None,
     stdout=None,
+    library: Path | None = None,
 ) -> RunResult:
     """Run argv with the profiler preloaded; raw files go to raw_dir (a new temporary
     directory when None).  capture=True collects the program's standard output instead of
     passing it through; `timeout` kills it (SIGKILL) after that many seconds.  stdin and
-    stdout (without capture) are handed to subprocess.Popen as they are."""
-    lib = native.profiler_library()
+    stdout (without capture) are handed to subprocess.Popen as they are.  `library`: another
+    liblocktune-prof.so than this installation's (an older build, for a side-by-side
+    benchmark)."""
+    lib = Path(library) if library else native.profiler_library()
     if not lib.exists():
         raise LocktuneError(f"{lib}: missing; rebuild with `pip install .`")
     if raw_dir is None:

@@ -16,6 +16,12 @@
  * twice its lock on the uncontended path.)  The other blocking locks (rwlocks, spinlocks,
  * timed mutex locks) keep no such word and try first: that try is the operation the blocking
  * call begins with anyway.
+ *
+ * Condition variables are sites too (LT_KIND_COND: init call, static variable or first
+ * use), counted apart from the mutex they are used with: waits, timed waits and timeouts,
+ * the time waited, signals and broadcasts, and those that found nobody waiting -- glibc's
+ * own test, the waiter count in the condvar's __wrefs word (bits 3 and up) read just
+ * before the call, the word glibc's signal and broadcast read to return at once.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -442,11 +448,74 @@ LT_EXPORT int pthread_spin_unlock(pthread_spinlock_t *l)
     return r;
 }
 
-/* ---------------------------------------------------------------- condition waits */
+/* ---------------------------------------------------------------- condition variables */
+
+LT_EXPORT int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a)
+{
+    struct lt_tls *t = lt_enter();
+    int r = lt_real.cond_init(c, a);
+    int v;
+    if (r == 0 && t)
+        born(c, LT_KIND_COND,
+             a && pthread_condattr_getpshared(a, &v) == 0 && v == PTHREAD_PROCESS_SHARED
+                 ? LT_ATTR_PSHARED
+                 : 0);
+    return r;
+}
+
+LT_EXPORT int pthread_cond_destroy(pthread_cond_t *c)
+{
+    struct lt_tls *t = lt_enter();
+    int r = lt_real.cond_destroy(c);
+    if (r == 0 && t)
+        lt_locktab_died(c, LT_KIND_COND);
+    return r;
+}
+
+/* The condition variable's slot in this thread, or NULL (untracked). */
+static inline struct lt_raw_slot *cond_slot(struct lt_tls *t, pthread_cond_t *c)
+{
+    struct lt_lockent *e;
+    return lt_slot_of(t, c, LT_KIND_COND, &e);
+}
+
+/* No thread waits on c: glibc's signal and broadcast return at once on this very test
+ * (nptl/pthread_cond_signal.c: __wrefs >> 3, the waiter reference count, is 0). */
+static inline int cond_unwaited(pthread_cond_t *c)
+{
+    return (__atomic_load_n(&c->__data.__wrefs, __ATOMIC_RELAXED) >> 3) == 0;
+}
+
+LT_EXPORT int pthread_cond_signal(pthread_cond_t *c)
+{
+    struct lt_tls *t = lt_enter();
+    if (__builtin_expect(t != NULL, 1)) {
+        struct lt_raw_slot *s = cond_slot(t, c);
+        if (s) {
+            s->signals++;
+            s->signals_unwaited += (uint64_t)cond_unwaited(c);
+        }
+    }
+    return lt_real.cond_signal(c);
+}
+
+LT_EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
+{
+    struct lt_tls *t = lt_enter();
+    if (__builtin_expect(t != NULL, 1)) {
+        struct lt_raw_slot *s = cond_slot(t, c);
+        if (s) {
+            s->broadcasts++;
+            s->broadcasts_unwaited += (uint64_t)cond_unwaited(c);
+        }
+    }
+    return lt_real.cond_broadcast(c);
+}
 
 /* glibc releases and re-acquires the mutex inside the wait, not through the PLT: the wait
  * ends one critical section, and its return starts another (an acquisition whose time
- * waiting for the signal is cond_wait, not lock wait). */
+ * waiting for the signal is cond_wait, not lock wait).  The condition variable's own slot
+ * is found before the wait: once it returns, another thread may destroy c. */
 static inline uint64_t wait_begins(struct lt_tls *t, pthread_mutex_t *m)
 {
     uint64_t tw = lt_now();
@@ -460,13 +529,24 @@ static inline uint64_t wait_begins(struct lt_tls *t, pthread_mutex_t *m)
     return tw;
 }
 
-static inline void wait_ends(struct lt_tls *t, pthread_mutex_t *m, uint64_t tw)
+/* `cs`: the condition variable's slot (or NULL); `timed`: a timed wait, `r` its result. */
+static inline void wait_ends(struct lt_tls *t, pthread_mutex_t *m, uint64_t tw,
+                             struct lt_raw_slot *cs, int timed, int r)
 {
     uint64_t tr = lt_now();
+    uint64_t w = lt_elapsed(tw, tr, &t->rec->clock_noise);
     struct lt_raw_slot *s = lt_acquired(t, m, LT_KIND_MUTEX, 0, tr, tr, 0, lt_pmc(t));
     if (s) {
         s->cond_waits++;
-        s->cond_wait += lt_elapsed(tw, tr, &t->rec->clock_noise);
+        s->cond_wait += w;
+    }
+    if (cs) {
+        cs->cond_waits++;
+        cs->cond_wait += w;
+        if (w > cs->max_cond_wait)
+            cs->max_cond_wait = w;
+        cs->timed_waits += (uint64_t)timed;
+        cs->timeouts += (uint64_t)(timed && r == ETIMEDOUT);
     }
 }
 
@@ -475,9 +555,10 @@ LT_EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
     struct lt_tls *t = lt_enter();
     if (__builtin_expect(!t, 0))
         return lt_real.cond_wait(c, m);
+    struct lt_raw_slot *cs = cond_slot(t, c);
     uint64_t tw = wait_begins(t, m);
     int r = lt_real.cond_wait(c, m);
-    wait_ends(t, m, tw);
+    wait_ends(t, m, tw, cs, 0, r);
     return r;
 }
 
@@ -487,9 +568,10 @@ LT_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
     struct lt_tls *t = lt_enter();
     if (__builtin_expect(!t, 0))
         return lt_real.cond_timedwait(c, m, abstime);
+    struct lt_raw_slot *cs = cond_slot(t, c);
     uint64_t tw = wait_begins(t, m);
     int r = lt_real.cond_timedwait(c, m, abstime);
-    wait_ends(t, m, tw);
+    wait_ends(t, m, tw, cs, 1, r);
     return r;
 }
 
@@ -499,9 +581,10 @@ LT_EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, cloc
     struct lt_tls *t = lt_enter();
     if (__builtin_expect(!t, 0))
         return lt_real.cond_clockwait(c, m, clock, abstime);
+    struct lt_raw_slot *cs = cond_slot(t, c);
     uint64_t tw = wait_begins(t, m);
     int r = lt_real.cond_clockwait(c, m, clock, abstime);
-    wait_ends(t, m, tw);
+    wait_ends(t, m, tw, cs, 1, r);
     return r;
 }
 

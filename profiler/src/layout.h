@@ -49,7 +49,7 @@
 #include <stdint.h>
 
 #define LT_RAW_MAGIC       "LTPROF01"
-#define LT_RAW_VERSION     1
+#define LT_RAW_VERSION     2
 #define LT_HEADER_SIZE     65536
 #define LT_MAX_MODULES     512
 #define LT_MAX_SITES       4096
@@ -79,6 +79,7 @@
 #define LT_KIND_MUTEX  1
 #define LT_KIND_RWLOCK 2
 #define LT_KIND_SPIN   3
+#define LT_KIND_COND   4 /* a condition variable: its slot counts waits and signals */
 
 /* site.origin: how the site's locks came to life */
 #define LT_ORIGIN_INIT   1 /* pthread_*_init(): frames are the init call's backtrace */
@@ -160,10 +161,21 @@ struct lt_raw_slot {
     uint64_t trylock_failures, timeouts;
     /* third cache line */
     uint64_t read_acquisitions;
-    uint64_t cond_waits, cond_wait;
-    uint64_t misses;  /* hardware counter, lock entry -> release (timed acquisitions) */
-    uint64_t threads; /* distinct threads that touched the site */
-    uint64_t reserved[3];
+    uint64_t cond_waits, cond_wait; /* condition waits (a mutex: waits releasing it; a
+                                       condition variable: waits on it) and their time */
+    uint64_t misses;        /* hardware counter, lock entry -> release (timed acquisitions) */
+    uint64_t threads;       /* distinct threads that touched the site */
+    uint64_t owner_changes; /* exclusive acquisitions by another thread than the last one
+                               (written only when the owner changes: track.h lt_handover) */
+    uint64_t reserved[2];
+    /* fourth cache line: condition variables only (LT_KIND_COND; cond_waits, cond_wait and
+     * timeouts above count its waits, their time and the timed waits that timed out) */
+    uint64_t timed_waits;         /* pthread_cond_timedwait / clockwait calls */
+    uint64_t signals, broadcasts; /* pthread_cond_signal / broadcast calls */
+    uint64_t signals_unwaited;    /* ... that found no thread waiting (glibc's own test) */
+    uint64_t broadcasts_unwaited;
+    uint64_t max_cond_wait; /* longest wait, ticks */
+    uint64_t reserved2[2];
 };
 
 struct lt_raw_record {
@@ -193,7 +205,7 @@ _Static_assert(sizeof(struct lt_raw_header) <= LT_HEADER_SIZE, "header too large
 _Static_assert(__builtin_offsetof(struct lt_raw_header, pmu_event) == 592, "header numbers");
 _Static_assert(sizeof(struct lt_raw_module) == 512, "module entry size");
 _Static_assert(sizeof(struct lt_raw_site) == 256, "site entry size");
-_Static_assert(sizeof(struct lt_raw_slot) == 192, "slot size");
+_Static_assert(sizeof(struct lt_raw_slot) == 256, "slot size");
 _Static_assert(sizeof(struct lt_raw_record) == 512, "record size");
 
 #endif

@@ -51,6 +51,10 @@ static void resolve_all(void)
     FIND(spin_trylock, "pthread_spin_trylock", "GLIBC_2.34");
     FIND(spin_unlock, "pthread_spin_unlock", "GLIBC_2.34");
 
+    FIND(cond_init, "pthread_cond_init", "GLIBC_2.3.2");
+    FIND(cond_destroy, "pthread_cond_destroy", "GLIBC_2.3.2");
+    FIND(cond_signal, "pthread_cond_signal", "GLIBC_2.3.2");
+    FIND(cond_broadcast, "pthread_cond_broadcast", "GLIBC_2.3.2");
     FIND(cond_wait, "pthread_cond_wait", "GLIBC_2.3.2");
     FIND(cond_timedwait, "pthread_cond_timedwait", "GLIBC_2.3.2");
     FIND(cond_clockwait, "pthread_cond_clockwait", "GLIBC_2.30");

@@ -165,6 +165,7 @@ int lt_region_fork_child(void)
     fill_header(h);
     h->flags = LT_RAW_FORKED_CHILD;
     h->next_serial = oh->next_serial; /* lock owners recorded before the fork stay distinct */
+    h->sample_period = oh->sample_period;
     h->pmu_available = oh->pmu_available;
     h->pmu_open_errno = oh->pmu_open_errno;
     h->pmu_pfm_error = oh->pmu_pfm_error;

@@ -91,14 +91,19 @@ LT_INLINE uint64_t lt_took(uint64_t t0)
 }
 
 /* Exclusive acquisitions track the last owner: a different one means the lock, and the
- * data it protects, come from another thread's cache. */
-LT_INLINE int lt_handover(struct lt_tls *t, struct lt_lockent *e)
+ * data it protects, come from another thread's cache.  Such an owner change is counted in
+ * the site's slot (slot.owner_changes, mutrace's "changed"): only on this branch, which
+ * already writes the shared entry, so the same thread taking the lock again pays nothing. */
+LT_INLINE int lt_handover(struct lt_tls *t, struct lt_raw_slot *s, struct lt_lockent *e)
 {
     uint32_t prev = __atomic_load_n(&e->owner, __ATOMIC_RELAXED);
     if (__builtin_expect(prev == (uint32_t)t->serial, 1))
         return 0;
     __atomic_store_n(&e->owner, (uint32_t)t->serial, __ATOMIC_RELAXED);
-    return prev != 0;
+    if (prev == 0)
+        return 0; /* the lock's first owner (since its init) */
+    s->owner_changes++;
+    return 1;
 }
 
 LT_INLINE struct lt_held *lt_push(struct lt_tls *t, void *lock, struct lt_raw_slot *s)
@@ -129,7 +134,7 @@ LT_INLINE void lt_acquired_at(struct lt_tls *t, void *lock, struct lt_raw_slot *
     if (shared)
         s->read_acquisitions++;
     else
-        remote |= lt_handover(t, e);
+        remote |= lt_handover(t, s, e);
     struct lt_held *h = lt_push(t, lock, s);
     if (__builtin_expect(h != NULL, 1)) {
         h->t0 = t0;
@@ -153,7 +158,7 @@ LT_INLINE void lt_acquired_untimed(struct lt_tls *t, void *lock, struct lt_raw_s
                                    struct lt_lockent *e, uint64_t t0)
 {
     s->acquisitions++;
-    lt_handover(t, e);
+    lt_handover(t, s, e);
     struct lt_held *h = lt_push(t, lock, s);
     if (__builtin_expect(h != NULL, 1)) {
         h->timed = 0;

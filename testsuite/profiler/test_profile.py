@@ -359,8 +359,15 @@ def test_sigterm_or_sigint_ends_the_run_with_a_profile(locktune_bin, bins, out, 
 def test_fork_child_does_not_touch_the_parents_profile(run_locktune, bins, out, how):
     res, doc = profile(run_locktune, out, bins["forks"], how)
     assert res.returncode == 0, res.stderr
-    (lock,) = doc["locks"]
-    assert lock["acquisitions"] == 100 + 200  # the parent's, exactly
+    parent = [p for p in doc["processes"] if p["meta"]["pid"] == doc["meta"]["pid"]]
+    ((plock,),) = [p["locks"] for p in parent]
+    assert plock["acquisitions"] == 100 + 200  # the parent's, exactly
+    (child,) = [
+        p for p in doc["processes"] if p["meta"]["pid"] != doc["meta"]["pid"] and p["locks"]
+    ]
+    assert [lk["acquisitions"] for lk in child["locks"]] == [1000]  # the child's, exactly
+    (lock,) = doc["locks"]  # one site, both processes' acquisitions
+    assert lock["acquisitions"] == 100 + 200 + 1000
     children = doc["meta"]["other_processes"]
     assert [c["acquisitions"] for c in children if c["acquisitions"]] == [1000]
     assert all(c["pid"] != doc["meta"]["pid"] for c in children)
@@ -376,7 +383,9 @@ def test_process_shared_and_robust_mutexes(run_locktune, bins, out):
     robust = site_at(doc, m["robust"][0], "pshared.c")
     assert pshared["attributes"] == ["process-shared"]
     assert set(robust["attributes"]) == {"process-shared", "robust"}
-    assert pshared["acquisitions"] == 2000  # the parent's half
+    assert pshared["acquisitions"] == 2 * 2000  # the parent's half and the child's
+    for proc in doc["processes"]:  # each process its half
+        assert site_at(proc, m["pshared"][0], "pshared.c")["acquisitions"] == 2000
     assert (
         pshared["recommendation"]["algorithm"] == robust["recommendation"]["algorithm"] == "posix"
     )
