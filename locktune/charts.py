@@ -18,6 +18,8 @@ PALETTE = [
 
 WIDTH, HEIGHT = 760, 420
 LEFT, RIGHT, TOP, BOTTOM = 70, 170, 40, 60
+CHAR_PX = 6.8  # the width of one character at font-size 12, generously
+LABEL_MAX = 28  # characters of a vertical x label
 
 
 def _nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
@@ -27,10 +29,12 @@ def _nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
     mag = 10 ** math.floor(math.log10(raw))
     step = min((m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw), default=10 * mag)
     start = math.floor(lo / step) * step
-    ticks, t = [], start
-    while t <= hi + step * 0.5:
-        ticks.append(round(t, 10))
+    # Up to the first tick at or above hi: a last tick below the highest value let its bar
+    # run out of the plot, over the chart's title (the report's time chart did).
+    ticks, t = [round(start, 10)], start
+    while ticks[-1] < hi - step * 1e-9:
         t += step
+        ticks.append(round(t, 10))
     return ticks
 
 
@@ -44,12 +48,24 @@ def _fmt(v: float) -> str:
     return f"{v:g}"
 
 
-def _frame(title: str, y_label: str, x_label: str, ticks: list[float], scale) -> list[str]:
+def _frame(
+    title: str,
+    y_label: str,
+    x_label: str,
+    ticks: list[float],
+    scale,
+    extra: int = 0,
+    legend: list[str] = (),
+) -> list[str]:
+    """The chart's frame; `extra` pixels below the plot for long (vertical) x labels, and
+    room on the right for the longest legend entry (the plot keeps its size)."""
     w, h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+    height = HEIGHT + extra
+    width = WIDTH + max(0, int(max((len(n) for n in legend), default=0) * CHAR_PX) + 36 - RIGHT)
     out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" '
-        f'viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="12">',
-        f'<rect width="{WIDTH}" height="{HEIGHT}" fill="white"/>',
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
+        f'<rect width="{width}" height="{height}" fill="white"/>',
         f'<text x="{WIDTH / 2}" y="22" text-anchor="middle" font-size="15">{escape(title)}</text>',
     ]
     for t in ticks:
@@ -63,9 +79,14 @@ def _frame(title: str, y_label: str, x_label: str, ticks: list[float], scale) ->
         f"{escape(y_label)}</text>"
     )
     out.append(
-        f'<text x="{LEFT + w / 2}" y="{HEIGHT - 14}" text-anchor="middle">{escape(x_label)}</text>'
+        f'<text x="{LEFT + w / 2}" y="{height - 14}" text-anchor="middle">{escape(x_label)}</text>'
     )
     return out
+
+
+def _shorten(label: str, n: int) -> str:
+    """At most n characters, keeping the end (a site's file:line ends with what matters)."""
+    return label if len(label) <= n else "\u2026" + label[-(n - 1) :]
 
 
 def _legend(names: list[str]) -> list[str]:
@@ -118,17 +139,28 @@ def bar_chart(
     horizontal line (e.g. 1.0 for ratios to a baseline)."""
     values = [v for vs in series.values() for v in vs if v is not None]
     ticks, scale = _y_scale(values, reference, log)
-    out = _frame(title, y_label, x_label, ticks, scale)
     w = WIDTH - LEFT - RIGHT
     gw = w / max(1, len(groups))
+    # Labels wider than their group are written vertically, shortened, below the plot.
+    vertical = any(len(str(g)) * CHAR_PX > gw * 0.95 for g in groups)
+    texts = [_shorten(str(g), LABEL_MAX) if vertical else str(g) for g in groups]
+    extra = int(max(len(t) for t in texts) * CHAR_PX) - (BOTTOM - 36) if vertical else 0
+    out = _frame(title, y_label, x_label, ticks, scale, max(0, extra), list(series))
     bw = gw * 0.8 / max(1, len(series))
     base = scale(ticks[0] if log else max(0.0, ticks[0]))
     for g, label in enumerate(groups):
         x0 = LEFT + g * gw + gw * 0.1
-        out.append(
-            f'<text x="{LEFT + g * gw + gw / 2:.1f}" y="{HEIGHT - BOTTOM + 16}" '
-            f'text-anchor="middle">{escape(str(label))}</text>'
-        )
+        cx, y = LEFT + g * gw + gw / 2, HEIGHT - BOTTOM + 10
+        if vertical:
+            out.append(
+                f'<text transform="translate({cx + 4:.1f},{y}) rotate(-90)" text-anchor="end" '
+                f'data-axis="x">{escape(texts[g])}<title>{escape(str(label))}</title></text>'
+            )
+        else:
+            out.append(
+                f'<text x="{cx:.1f}" y="{y + 6}" text-anchor="middle" data-axis="x">'
+                f"{escape(texts[g])}</text>"
+            )
         for s, (name, vs) in enumerate(series.items()):
             v = vs[g] if g < len(vs) else None
             if v is None:
@@ -165,7 +197,7 @@ def line_chart(
     """Lines over a numeric x axis (optionally logarithmic), one per series."""
     values = [v for vs in series.values() for v in vs if v is not None]
     ticks, scale = _y_scale(values, reference, log_y)
-    out = _frame(title, y_label, x_label, ticks, scale)
+    out = _frame(title, y_label, x_label, ticks, scale, legend=list(series))
     w = WIDTH - LEFT - RIGHT
     fx = [math.log10(x) if log_x else x for x in xs]
     lo, hi = min(fx, default=0.0), max(fx, default=1.0)

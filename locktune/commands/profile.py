@@ -21,7 +21,7 @@ from locktune.profiler import run as runner
     default="profile.json",
     show_default=True,
     metavar="FILE",
-    help="Where to write the profile (JSON, schema locktune-profile/2).",
+    help="Where to write the profile (JSON, schema locktune-profile/1).",
 )
 @click.option(
     "--pmu",

@@ -1,6 +1,6 @@
 """The profiler's Python half: read the raw files liblocktune-prof.so leaves behind, resolve
 their addresses to lock sites (file:line) through the debug information, compute the
-profile (schema ``locktune-profile/2``), recommend an algorithm per site, and render reports.
+profile (schema ``locktune-profile/1``), recommend an algorithm per site, and render reports.
 
     raw.py        the raw file format (profiler/src/layout.h), read-only
     symbols.py    addresses -> file:line, function, variable (addr2line, DWARF via pyelftools)

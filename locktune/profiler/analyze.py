@@ -1,4 +1,4 @@
-"""Raw files -> profile.json (schema ``locktune-profile/2``, DESIGN.md "Files exchanged").
+"""Raw files -> profile.json (schema ``locktune-profile/1``, DESIGN.md "Files exchanged").
 
 A *site* is where locks come to life, as (file relative to the source root, line): the init
 call, or the definition of a statically initialised lock.  Raw sites (one per distinct

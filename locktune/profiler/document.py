@@ -1,19 +1,20 @@
-"""profile.json (schema locktune-profile/2, DESIGN.md "Files exchanged"): its one owner.
+"""profile.json (schema locktune-profile/1, DESIGN.md "Files exchanged"): its one owner.
 
 `analyze.build_run` makes the document; this module names its schema, writes it, reads it
 back and checks it, for every part that uses one: `locktune report`, `locktune rewrite` (the
 header's figures and algorithms), `locktune bench compare` (the recommended header).
 
-Versions (fields are only ever added; a reader of an older version still reads a newer one's
-fields it knows):
-  1  one process: the launched program (others listed in meta.other_processes).
-  2  every process of the run: `processes[]`, one per process (a forked child, an exec'd
-     program), each with its own meta (pid, parent_pid, started_by, command line), totals,
-     locks and condition variables; the top-level `locks` are the sites of all processes
-     merged by site (file:line), each with its `processes`; `condition_variables[]` (waits,
-     timed waits, timeouts, wait time, signals and broadcasts, those that found no waiter);
-     `owner_changes` per lock site.
-Both are read; a version-1 document is one process.
+The contract's schema name stays: fields are only ever added, never renamed, so a reader
+ignores what it does not know and a document without a later field is still read.  Added
+since the first documents (each optional when reading):
+  - `processes[]`: every process of the run (a forked child, an exec'd program), each with
+    its own meta (pid, parent_pid, started_by, command line), totals, locks and condition
+    variables ("one profile per process", DESIGN.md).  Without it, the document is one
+    process's and its `locks` are that process's.
+  - the top-level `locks` are then the sites of all processes merged by site (file:line),
+    each with its `processes`;
+  - `condition_variables[]` (waits, timed waits, timeouts, wait time, signals and
+    broadcasts, those that found no waiter), and `owner_changes` per lock site.
 """
 
 from __future__ import annotations
@@ -25,8 +26,7 @@ from pathlib import Path
 from locktune import algorithms
 from locktune.errors import LocktuneError
 
-SCHEMA = "locktune-profile/2"
-READS = ("locktune-profile/1", SCHEMA)
+SCHEMA = "locktune-profile/1"
 
 
 def write(doc: dict, path: Path) -> None:
@@ -47,11 +47,11 @@ def read(path: Path | str) -> dict:
         doc = json.loads(text)
     except json.JSONDecodeError as e:
         raise LocktuneError(f"{path}:{e.lineno}: not JSON: {e.msg}") from e
-    if not isinstance(doc, dict) or doc.get("schema") not in READS:
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         found = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
         raise LocktuneError(
-            f"{path}: not a locktune profile (schema {found!r}, expected one of "
-            f"{', '.join(READS)}); write one with `locktune profile`"
+            f"{path}: not a locktune profile (schema {found!r}, expected {SCHEMA}); "
+            "write one with `locktune profile`"
         )
     locks = doc.get("locks")
     if not isinstance(locks, list):

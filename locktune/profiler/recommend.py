@@ -84,14 +84,25 @@ def _pct(v: float) -> str:
     return f"{v:.1f}%"
 
 
+def measure_contention(site: dict) -> tuple[float, str]:
+    """A site's contention, and its words: the larger of its two measures, named apart - the
+    share of acquisitions that waited ("contended", the table's column), and the share of its
+    critical-section time spent waiting ("waiting").  The larger, because a few long waits
+    behind a preempted holder are contention too (0.4% of acquisitions waited, but 79% of the
+    time was waiting: the report once called both "contention")."""
+    acq = site.get("contention_percent") or 0.0
+    wait = site.get("wait_percent") or 0.0
+    if wait > acq:
+        return wait, f"{_pct(wait)} of its critical-section time waiting"
+    return acq, f"{_pct(acq)} of acquisitions contended"
+
+
 def recommend(site: dict, machine: dict, t: dict) -> dict:
     """The algorithm for one site of a profile, with the reason, from its figures.
 
     `machine`: {"usable_cpus": int, "max_threads": int}; `t`: threshold values."""
     cs = site.get("cs_percent") or 0.0
-    # Contention: the share of acquisitions that waited, or of the section time spent waiting,
-    # whichever is larger (a few long waits behind a preempted holder are contention too).
-    contention = max(site.get("contention_percent") or 0.0, site.get("wait_percent") or 0.0)
+    contention, contention_words = measure_contention(site)
     cpus = machine.get("usable_cpus") or 1
     # Threads that compete for this lock: those that used it, at most those alive at once.
     threads = min(site.get("threads") or 1, machine.get("max_threads") or 1)
@@ -117,7 +128,7 @@ def recommend(site: dict, machine: dict, t: dict) -> dict:
     if contention < t["min_contention_percent"]:
         return out(
             "posix",
-            f"{_pct(cs)} of thread time but little contention ({_pct(contention)}): the time "
+            f"{_pct(cs)} of thread time but little contention ({contention_words}): the time "
             "is spent holding it, and a faster lock would not shorten that",
         )
 
@@ -141,14 +152,14 @@ def recommend(site: dict, machine: dict, t: dict) -> dict:
         if cull is not None and contention >= cull:
             return out(
                 "mcscr",
-                f"{threads} threads on {cpus} CPUs and contention {_pct(contention)}: a "
+                f"{threads} threads on {cpus} CPUs and contention ({contention_words}): a "
                 "Malthusian lock parks the surplus waiters and hands off within a small "
                 "active set",
             )
         return out(
             "shfl-block",
             f"{threads} threads on {cpus} CPUs: waiters must sleep, not spin; a blocking "
-            f"ShflLock ({_pct(cs)} of thread time, contention {_pct(contention)})",
+            f"ShflLock ({_pct(cs)} of thread time; {contention_words})",
         )
     if very_hot or poor:
         why = (
@@ -174,7 +185,7 @@ def recommend(site: dict, machine: dict, t: dict) -> dict:
         )
     return out(
         "shfl",
-        f"contended ({_pct(cs)} of thread time, contention {_pct(contention)}) with "
+        f"contended ({_pct(cs)} of thread time; {contention_words}) with "
         f"{'good' if est is not None or misses is not None else 'unmeasured'} locality: "
         "ShflLock (queue lock with a fast path)",
     )

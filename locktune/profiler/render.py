@@ -318,7 +318,10 @@ h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.6em; }
 table { border-collapse: collapse; font-size: 0.9em; }
 th, td { border-bottom: 1px solid #ddd; padding: 4px 8px; text-align: left; vertical-align: top; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; }
-.est { color: #8a5a00; } .note { color: #555; } pre { background: #f6f6f6; padding: 8px; }
+.est { color: #8a5a00; } .note { color: #555; }
+pre { background: #f6f6f6; padding: 8px; white-space: pre-wrap; overflow-wrap: anywhere; }
+td.n { white-space: nowrap; } td { overflow-wrap: break-word; }
+svg { max-width: 100%; height: auto; }
 .chart { margin: 1em 0; }
 """
 
@@ -326,14 +329,14 @@ td.n { text-align: right; font-variant-numeric: tabular-nums; }
 def html(profile: dict, thresholds: dict, top: int | None, source: str) -> str:
     sites = rerank(profile, thresholds)
     shown = sites[: top or 20]
-    labels = [f"#{s['id']}" for s in shown]
+    labels = [site_label(s) for s in shown]
     v = thresholds["values"]
     cs_chart = charts.bar_chart(
         "Share of thread time in each site's critical sections",
         labels,
         {"in critical sections (%)": [s.get("cs_percent") for s in shown]},
         y_label="% of thread time",
-        x_label="site (see the table)",
+        x_label="site",
         reference=v["lower_cs_percent"],
     )
     time_chart = charts.bar_chart(

@@ -142,3 +142,13 @@ def test_untimed_sections_are_estimated_from_the_random_samples_only():
 def test_nothing_is_estimated_when_everything_was_timed():
     s = slot(acquisitions=10, timed=10, hold=100, cs=150)
     assert (scaled(s)["hold"], scaled(s)["cs"]) == (100, 150)
+
+
+def test_the_two_contention_measures_are_named_apart():
+    """Issue 13: one terminal line said "0.4% of acquisitions contended" and the reason
+    "contention 78.9%" for the same lock.  The reason names which measure it quotes."""
+    waits = recommend(site(contention_percent=0.4, wait_percent=78.9), OVER, DEFAULTS)
+    assert "78.9% of its critical-section time waiting" in waits["reason"], waits
+    assert "contention 78.9%" not in waits["reason"]
+    acq = recommend(site(contention_percent=30.0, wait_percent=2.0), OVER, DEFAULTS)
+    assert "30.0% of acquisitions contended" in acq["reason"], acq
