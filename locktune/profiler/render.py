@@ -15,9 +15,13 @@ REPORT_SCHEMA = "locktune-report/1"
 
 
 def rerank(profile: dict, thresholds: dict, process: dict | None = None) -> list[dict]:
-    """The profile's sites (or those of one of its `process`es) with recommendations
-    recomputed under `thresholds`."""
+    """The profile's sites (or those of one of its `process`es), ranked, each with its
+    recommendation: the one `locktune profile` computed (analyze.py, once), unless
+    `thresholds` differ from those the profile recorded (`report --thresholds`, or a later
+    calibration): then computed again under them, by the same rule on the same figures."""
     meta = profile.get("meta", {})
+    recorded = {k: v for k, v in (meta.get("thresholds") or {}).items() if k != "source"}
+    again = recorded != thresholds["values"]
     machine = {
         "usable_cpus": (meta.get("cpu") or {}).get("usable") or 1,
         "max_threads": ((process or profile).get("meta") or {}).get("max_live_threads") or 1,
@@ -27,7 +31,8 @@ def rerank(profile: dict, thresholds: dict, process: dict | None = None) -> list
         s = dict(lock)
         if "wait_percent" not in s and s.get("cs_ns"):
             s["wait_percent"] = 100.0 * (s.get("wait_ns") or 0) / s["cs_ns"]
-        s["recommendation"] = rec.recommend(s, machine, thresholds["values"])
+        if again or not s.get("recommendation"):
+            s["recommendation"] = rec.recommend(s, machine, thresholds["values"])
         sites.append(s)
     sites.sort(key=lambda e: (-(e.get("cs_percent") or 0), -(e.get("acquisitions") or 0)))
     return sites

@@ -112,3 +112,23 @@ def test_bad_thresholds_file_is_one_line(run_locktune, prof, tmp_path):
     res = run_locktune("report", str(prof), "--thresholds", str(t))
     assert res.returncode == 1 and len(res.stderr.strip().splitlines()) == 1
     assert "not a thresholds file" in res.stderr
+
+
+def test_the_recommendation_is_the_profiles_unless_thresholds_change(
+    run_locktune, prof, tmp_path, no_config
+):
+    """Issue 15: the recommendation is computed once, by `locktune profile`; the report shows
+    that one (here edited by hand, to tell the two apart), and computes again only under
+    thresholds other than those the profile recorded."""
+    doc = json.loads(prof.read_text())
+    doc["locks"][0]["recommendation"] = {"algorithm": "twa", "reason": "set by hand"}
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(doc))
+    shown = json.loads(run_locktune("report", str(edited), "--json").stdout)
+    assert shown["sites"][0]["recommendation"] == {"algorithm": "twa", "reason": "set by hand"}
+    t = tmp_path / "t.json"
+    t.write_text(
+        json.dumps({"schema": "locktune-thresholds/1", "thresholds": {"lower_cs_percent": 99.0}})
+    )
+    again = json.loads(run_locktune("report", str(edited), "--json", "--thresholds", str(t)).stdout)
+    assert again["sites"][0]["recommendation"]["algorithm"] == "posix", again["sites"][0]
