@@ -19,11 +19,10 @@ since the first documents (each optional when reading):
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
-from locktune import algorithms
+from locktune import algorithms, jsondoc
 from locktune.errors import LocktuneError
 
 SCHEMA = "locktune-profile/1"
@@ -31,28 +30,13 @@ SCHEMA = "locktune-profile/1"
 
 def write(doc: dict, path: Path) -> None:
     """Write atomically: a reader never sees half a profile."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(doc, indent=1) + "\n")
-    tmp.replace(path)
+    jsondoc.write(doc, path)
 
 
 def read(path: Path | str) -> dict:
     """The document, checked; a problem is one LocktuneError line naming the file (and the
     line of a JSON syntax error, or the lock entry at fault)."""
-    try:
-        text = Path(path).read_text()
-    except OSError as e:
-        raise LocktuneError(f"{path}: {e.strerror}") from e
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise LocktuneError(f"{path}:{e.lineno}: not JSON: {e.msg}") from e
-    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
-        found = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
-        raise LocktuneError(
-            f"{path}: not a locktune profile (schema {found!r}, expected {SCHEMA}); "
-            "write one with `locktune profile`"
-        )
+    doc = jsondoc.read(path, SCHEMA, "a locktune profile", "write one with `locktune profile`")
     locks = doc.get("locks")
     if not isinstance(locks, list):
         raise LocktuneError(f"{path}: a profile without a `locks` list")

@@ -7,6 +7,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from locktune import jsondoc
 from locktune.errors import LocktuneError
 from locktune.rewrite import cocci, config_header
 
@@ -159,10 +160,7 @@ def build(
 
 def write(rep: dict, path: Path | str) -> None:
     """Write atomically: a reader never sees half a report."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(dumps(rep))
-    tmp.replace(path)
+    jsondoc.write(rep, path, indent=2)
 
 
 def dumps(rep: dict) -> str:
@@ -171,20 +169,12 @@ def dumps(rep: dict) -> str:
 
 def read(path: Path | str) -> dict:
     """A rewrite report, checked; a problem is one LocktuneError line naming the file."""
-    try:
-        text = Path(path).read_text()
-    except OSError as e:
-        raise LocktuneError(f"{path}: {e.strerror}") from e
-    try:
-        rep = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise LocktuneError(f"{path}:{e.lineno}: not JSON: {e.msg}") from e
-    if not isinstance(rep, dict) or rep.get("schema") != SCHEMA:
-        found = rep.get("schema") if isinstance(rep, dict) else type(rep).__name__
-        raise LocktuneError(
-            f"{path}: not a locktune rewrite report (schema {found!r}, expected {SCHEMA}); "
-            "write one with `locktune rewrite --report FILE`"
-        )
+    rep = jsondoc.read(
+        path,
+        SCHEMA,
+        "a locktune rewrite report",
+        "write one with `locktune rewrite --report FILE`",
+    )
     for key, kind in (("summary", dict), ("critical_sections", list), ("sites", list)):
         if not isinstance(rep.get(key), kind):
             raise LocktuneError(f"{path}: a rewrite report without its `{key}` {kind.__name__}")
