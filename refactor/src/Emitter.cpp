@@ -311,7 +311,7 @@ std::string Emitter::function(FunctionContext &F, Section &S) const
         Pro.push_back("errno = " + field(S, true, true, "lt_errno") + ";");
     Out += joinLines(Pro, Unit);
 
-    std::string LockIndent = S.Indent;
+    std::string LockIndent = S.ForLock ? S.BodyIndent : S.Indent;
     std::string Body = S.Edits->render(S.Body);
     Body = leadOnOwnLine(Body, LockIndent);
     Body = reindent(Body, LockIndent, Unit);
@@ -545,6 +545,33 @@ void Emitter::emit(FunctionContext &F, std::vector<Section *> &Extracted)
                 std::string C = copyOut(*SP, Code, In);
                 return StringRef(C).ltrim().str() + (C.empty() ? "" : In) + "return (void *)" +
                        std::to_string(Code) + ";";
+            });
+        }
+        // A break or continue that leaves a for-statement lock macro's loop ends the section
+        // there: copy out, then return as at its end.
+        for (const Stmt *J : S->LoopExits) {
+            std::optional<Span> Sp = statementSpan(F, J);
+            if (!Sp)
+                continue;
+            std::string In = Src.indentOf(Sp->Begin);
+            bool InBlock = isa_and_nonnull<CompoundStmt>(F.PM->getParent(J));
+            // Not a statement of a block (`if (x) break;`): the copy-out and the return go in
+            // braces opened on the line of the statement that holds it.
+            unsigned From = Sp->Begin;
+            StringRef Before = Src.buffer().take_front(From);
+            size_t Prev = Before.find_last_not_of(" \t\r\n");
+            if (!InBlock && Prev != StringRef::npos)
+                From = unsigned(Prev + 1);
+            std::string Outer = Src.indentOf(From);
+            Section *SP = S;
+            Own.replace(Span{From, Sp->End}, [this, SP, In, Outer, InBlock, From, Sp] {
+                std::string Lead = Src.text(Span{From, Sp->Begin}).str();
+                std::string C = copyOut(*SP, 0, InBlock ? In : Outer + Unit);
+                if (C.empty())
+                    return Lead + "return NULL;";
+                if (InBlock)
+                    return StringRef(C).ltrim().str() + In + "return NULL;";
+                return " {\n" + C + Outer + Unit + "return NULL;\n" + Outer + "}";
             });
         }
         // Unlocks that end the section inside a branch: the runtime releases the lock now.

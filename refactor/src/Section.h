@@ -115,6 +115,12 @@ struct Section {
     const clang::IfStmt *TryIf = nullptr;
     Span TryCall;       // the trylock call's text
     std::string Indent; // the indentation of the section's code (and of its call site)
+    // A for-statement lock macro (forLockOf): the section is the loop's body; BodyIndent is
+    // the indentation of its statements, LoopExits the break and continue statements that
+    // leave the macro's loop (they end the section, as the macro's unlock runs after them).
+    bool ForLock = false;
+    std::string BodyIndent;
+    std::vector<const clang::Stmt *> LoopExits;
     bool EndIsUnlock = false;
     std::vector<const clang::LabelStmt *> EndLabels; // labels on a final unlock
     Span Whole, Body;

@@ -5,6 +5,8 @@
 #include "clang/Lex/Lexer.h"
 
 #include <algorithm>
+#include <functional>
+#include <map>
 
 using namespace clang;
 
@@ -640,6 +642,311 @@ bool trylockSection(FunctionContext &F, Section &S)
     return true;
 }
 
+// Runs the headers of a for-statement lock macro: integer variables declared in the inits,
+// constants, !, comparisons, &&, ||, ?:, the comma, assignments to those variables, and calls
+// of the lock's own operations (kept in Events, in order).  Anything else: Bad.
+struct HeaderRun {
+    const FunctionContext &F;
+    std::string Id;
+    std::map<const VarDecl *, long long> Vars;
+    std::vector<const CallExpr *> Events;
+    bool Bad = false;
+
+    HeaderRun(const FunctionContext &F, std::string Id) : F(F), Id(std::move(Id)) {}
+
+    // A value (nullopt with Bad set when there is none).
+    std::optional<long long> value(const Expr *E)
+    {
+        std::optional<long long> V = eval(E);
+        if (!V)
+            Bad = true;
+        return V;
+    }
+    // nullopt without Bad: a lock operation, run for its effect only.
+    std::optional<long long> eval(const Expr *E)
+    {
+        if (Bad || !E) {
+            Bad = true;
+            return std::nullopt;
+        }
+        E = E->IgnoreParenImpCasts();
+        if (const auto *C = dyn_cast<CStyleCastExpr>(E))
+            return eval(C->getSubExpr());
+        if (const auto *L = dyn_cast<IntegerLiteral>(E))
+            return (long long)L->getValue().getLimitedValue();
+        if (const auto *D = dyn_cast<DeclRefExpr>(E)) {
+            auto It = Vars.find(dyn_cast<VarDecl>(D->getDecl()));
+            if (It == Vars.end()) {
+                Bad = true;
+                return std::nullopt;
+            }
+            return It->second;
+        }
+        if (const auto *C = dyn_cast<CallExpr>(E)) {
+            const LockOp *Op = F.op(C);
+            if (!Op || Op->Kind == OpKind::Trylock || Op->Identity != Id) {
+                Bad = true;
+                return std::nullopt;
+            }
+            Events.push_back(C);
+            return std::nullopt;
+        }
+        if (const auto *U = dyn_cast<UnaryOperator>(E)) {
+            if (U->getOpcode() != UO_LNot) {
+                Bad = true;
+                return std::nullopt;
+            }
+            std::optional<long long> V = value(U->getSubExpr());
+            return V ? std::optional<long long>(!*V) : std::nullopt;
+        }
+        if (const auto *C = dyn_cast<ConditionalOperator>(E)) {
+            std::optional<long long> V = value(C->getCond());
+            if (!V)
+                return std::nullopt;
+            return eval(*V ? C->getTrueExpr() : C->getFalseExpr());
+        }
+        const auto *B = dyn_cast<BinaryOperator>(E);
+        if (!B) {
+            Bad = true;
+            return std::nullopt;
+        }
+        BinaryOperatorKind K = B->getOpcode();
+        if (K == BO_Comma) {
+            eval(B->getLHS());
+            return Bad ? std::nullopt : eval(B->getRHS());
+        }
+        if (K == BO_Assign) {
+            const auto *D = dyn_cast<DeclRefExpr>(B->getLHS()->IgnoreParenImpCasts());
+            const auto *V = D ? dyn_cast<VarDecl>(D->getDecl()) : nullptr;
+            if (!V || !Vars.count(V)) {
+                Bad = true;
+                return std::nullopt;
+            }
+            std::optional<long long> X = value(B->getRHS());
+            if (X)
+                Vars[V] = *X;
+            return X;
+        }
+        if (K == BO_LAnd || K == BO_LOr) {
+            std::optional<long long> L = value(B->getLHS());
+            if (!L)
+                return std::nullopt;
+            if ((K == BO_LAnd) != (*L != 0))
+                return K == BO_LOr ? 1 : 0;
+            std::optional<long long> R = value(B->getRHS());
+            return R ? std::optional<long long>(*R != 0) : std::nullopt;
+        }
+        std::optional<long long> L = value(B->getLHS()), R = value(B->getRHS());
+        if (!L || !R)
+            return std::nullopt;
+        switch (K) {
+        case BO_EQ:
+            return *L == *R;
+        case BO_NE:
+            return *L != *R;
+        case BO_LT:
+            return *L < *R;
+        case BO_GT:
+            return *L > *R;
+        case BO_LE:
+            return *L <= *R;
+        case BO_GE:
+            return *L >= *R;
+        default:
+            Bad = true;
+            return std::nullopt;
+        }
+    }
+    bool init(const ForStmt *L)
+    {
+        if (L->getConditionVariable())
+            return false;
+        const Stmt *S = L->getInit();
+        if (!S)
+            return true;
+        const auto *D = dyn_cast<DeclStmt>(S);
+        if (!D)
+            return false; // variables of the function: the rewrite would drop their changes
+        for (const Decl *X : D->decls()) {
+            const auto *V = dyn_cast<VarDecl>(X);
+            if (!V || !V->getInit() || !V->getType()->isIntegerType() || V->isStaticLocal())
+                return false;
+            std::optional<long long> Val = value(V->getInit());
+            if (!Val)
+                return false;
+            Vars[V] = *Val;
+        }
+        return true;
+    }
+    std::optional<bool> cond(const ForStmt *L)
+    {
+        if (!L->getCond())
+            return true;
+        std::optional<long long> V = value(L->getCond());
+        return V ? std::optional<bool>(*V != 0) : std::nullopt;
+    }
+    std::optional<bool> next(const ForStmt *L)
+    {
+        if (L->getInc())
+            eval(L->getInc());
+        return Bad ? std::nullopt : cond(L);
+    }
+    bool events(OpKind K) const
+    {
+        return Events.size() == 1 && (F.op(Events[0])->Kind == OpKind::Unlock) == (K == OpKind::Unlock);
+    }
+};
+
+std::optional<ForLock> tryForLock(const FunctionContext &F, const ForStmt *O, const ForStmt *I,
+                                  const std::string &Id)
+{
+    HeaderRun H(F, Id);
+    if (!H.init(O) || H.cond(O) != std::optional<bool>(true))
+        return std::nullopt;
+    if (I && (!H.init(I) || H.cond(I) != std::optional<bool>(true)))
+        return std::nullopt;
+    if (!H.events(OpKind::Lock))
+        return std::nullopt;
+    ForLock FL;
+    FL.Outer = O;
+    FL.Inner = I;
+    FL.Loop = I ? I : O;
+    FL.Lock = H.Events[0];
+    std::map<const VarDecl *, long long> Entered = H.Vars;
+    // The body ends (or continues the loop): the headers unlock once and leave.
+    H.Events.clear();
+    if (I && H.next(I) != std::optional<bool>(false))
+        return std::nullopt;
+    if (H.next(O) != std::optional<bool>(false) || !H.events(OpKind::Unlock))
+        return std::nullopt;
+    FL.Unlock = H.Events[0];
+    // A break out of the inner for: the outer one's step and condition.
+    if (I) {
+        H.Vars = Entered;
+        H.Events.clear();
+        FL.BreakUnlocks = H.next(O) == std::optional<bool>(false) && H.events(OpKind::Unlock) &&
+                          H.Events[0] == FL.Unlock;
+        H.Bad = false;
+    }
+    // The variables are the headers' own.
+    std::optional<unsigned> B = F.Src.offset(FL.Loop->getBody()->getBeginLoc());
+    std::optional<unsigned> E = F.Src.offset(FL.Loop->getBody()->getEndLoc());
+    for (const VarRef &R : F.Facts.Refs)
+        if (H.Vars.count(R.Var) && (!B || !E || (R.At >= *B && R.At <= *E)))
+            return std::nullopt;
+    return FL;
+}
+
+// The section of a for-statement lock macro: the loop's body, replaced with its lock header.
+bool forLockSection(FunctionContext &F, Section &S, const ForLock &FL)
+{
+    const SourceManager &SM = F.Src.sm();
+    auto keep = [&](std::string Why) {
+        S.Reason = std::move(Why);
+        S.Unlocks = {FL.Unlock};
+        if (std::optional<unsigned> Off = stmtOffset(F.Src, FL.Unlock))
+            S.EndLines = {F.Src.line(*Off)};
+        return true;
+    };
+    std::string Where = "the for-statement lock macro at line " + lineOf(F, FL.Outer);
+    const auto *Body = dyn_cast<CompoundStmt>(FL.Loop->getBody());
+    if (!Body || Body->getLBracLoc().isMacroID() || Body->getRBracLoc().isMacroID())
+        return keep("the body of " + Where + " is not a block written at the use site");
+    std::optional<unsigned> Open = F.Src.offset(Body->getLBracLoc());
+    std::optional<unsigned> Close = F.Src.offset(Body->getRBracLoc());
+    CharSourceRange Head = SM.getExpansionRange(FL.Outer->getBeginLoc());
+    CharSourceRange HeadEnd = SM.getExpansionRange(FL.Loop->getRParenLoc());
+    std::optional<unsigned> Begin = F.Src.offset(Head.getBegin());
+    std::optional<unsigned> HeadLast = F.Src.offset(HeadEnd.getEnd());
+    if (!Open || !Close || !Begin || !HeadLast || *HeadLast >= *Open ||
+        (FL.Outer->getBeginLoc().isMacroID() &&
+         (Head.getBegin() != HeadEnd.getBegin() ||
+          !Lexer::isAtStartOfMacroExpansion(FL.Outer->getBeginLoc(), SM, F.Src.langOpts()))))
+        return keep("the header of " + Where + " is not one macro invocation before its body");
+    const Stmt *P = F.PM->getParent(FL.Outer);
+    while (P && (isa<LabelStmt>(P) || isa<AttributedStmt>(P)))
+        P = F.PM->getParent(P);
+    if (!P || !isa<CompoundStmt>(P))
+        return keep(Where + " is the whole body of a loop or branch");
+    // What leaves the body: break and continue of the macro's loop end the section (the
+    // unlock runs after them); return and goto leave with the lock held.
+    std::string Why;
+    std::vector<const Stmt *> Exits;
+    std::function<void(const Stmt *)> Walk = [&](const Stmt *X) {
+        if (!X || !Why.empty())
+            return;
+        if (isa<ReturnStmt>(X)) {
+            Why = "returns at line " + lineOf(F, X) + " from inside " + Where + " with " +
+                  S.Lock.Written + " held (the macro unlocks only when its body ends)";
+            return;
+        }
+        if (isa<IndirectGotoStmt>(X)) {
+            Why = "computed goto at line " + lineOf(F, X) + " inside " + Where;
+            return;
+        }
+        if (const auto *G = dyn_cast<GotoStmt>(X)) {
+            std::optional<unsigned> L = stmtOffset(F.Src, G->getLabel()->getStmt());
+            if (!L || *L <= *Open || *L >= *Close) {
+                Why = "the goto at line " + lineOf(F, X) + " leaves " + Where + " with " +
+                      S.Lock.Written + " held (the macro unlocks only when its body ends)";
+                return;
+            }
+        }
+        if (isa<BreakStmt>(X) || isa<ContinueStmt>(X)) {
+            const Stmt *T = jumpTarget(F, X);
+            if (T == FL.Loop || T == FL.Outer) {
+                if (isa<BreakStmt>(X) && !(FL.BreakUnlocks && T == FL.Inner)) {
+                    Why = "the break at line " + lineOf(F, X) + " leaves " + Where + " with " +
+                          S.Lock.Written + " held (it skips the step that unlocks)";
+                    return;
+                }
+                if (!statementSpan(F, X) || X->getBeginLoc().isMacroID()) {
+                    Why = "the " + std::string(isa<BreakStmt>(X) ? "break" : "continue") +
+                          " at line " + lineOf(F, X) + " that leaves " + Where +
+                          " is written inside a macro";
+                    return;
+                }
+                Exits.push_back(X);
+            }
+        }
+        if (const LockOp *Op = F.op(X); Op && Op->Identity == S.Lock.Identity) {
+            Why = "the body of " + Where + " takes or releases " + S.Lock.Written +
+                  " itself (line " + lineOf(F, X) + ")";
+            return;
+        }
+        for (const Stmt *C : X->children())
+            Walk(C);
+    };
+    Walk(Body);
+    if (!Why.empty())
+        return keep(Why);
+    std::optional<CfgPos> Exit = F.Cfg->find(FL.Unlock);
+    if (!Exit)
+        return keep("the unlock of " + Where + " is unreachable");
+    S.ForLock = true;
+    S.LockStmt = FL.Outer;
+    S.Block = Body;
+    S.First = S.BodyFirst = 0;
+    S.Last = Body->size() ? unsigned(Body->size() - 1) : 0;
+    S.Whole = Span{*Begin, *Close + 1};
+    S.Body = Span{*Open + 1, *Close};
+    S.Indent = F.Src.indentOf(*Begin);
+    S.BodyIndent = S.Indent + "    ";
+    if (!Body->body_empty())
+        if (std::optional<unsigned> FirstAt = F.Src.offset(Body->body_front()->getBeginLoc()))
+            S.BodyIndent = F.Src.indentOf(*FirstAt);
+    NormalEnd E;
+    E.Unlock = FL.Unlock;
+    E.Exit = *Exit;
+    E.Final = true;
+    S.Ends = {E};
+    S.Unlocks = {FL.Unlock};
+    S.EndLines = {F.Src.line(*Close)};
+    S.LoopExits = Exits;
+    S.Structured = true;
+    return true;
+}
+
 } // namespace
 
 std::optional<Span> statementSpan(const FunctionContext &F, const Stmt *S)
@@ -683,6 +990,38 @@ std::optional<Span> statementSpan(const FunctionContext &F, const Stmt *S)
     if (Skip != StringRef::npos && Rest[Skip] == ';')
         End += unsigned(Skip + 1);
     return Span{*Begin, End};
+}
+
+std::optional<ForLock> forLockOf(const FunctionContext &F, const CallExpr *Call)
+{
+    const LockOp *Op = F.op(Call);
+    if (!Op || Op->Kind == OpKind::Trylock)
+        return std::nullopt;
+    // The for whose header holds the call.
+    const ForStmt *O = nullptr;
+    for (const Stmt *Cur = Call, *P = F.PM->getParent(Call); P; Cur = P, P = F.PM->getParent(P)) {
+        if (const auto *Fo = dyn_cast<ForStmt>(P)) {
+            if (Fo->getBody() == Cur)
+                return std::nullopt;
+            O = Fo;
+            break;
+        }
+        if (!isa<Expr>(P) && !isa<DeclStmt>(P))
+            return std::nullopt;
+    }
+    if (!O)
+        return std::nullopt;
+    std::vector<std::pair<const ForStmt *, const ForStmt *>> Tries;
+    if (const auto *I = dyn_cast_or_null<ForStmt>(O->getBody()))
+        Tries.push_back({O, I});
+    if (const auto *Up = dyn_cast_or_null<ForStmt>(F.PM->getParent(O)); Up && Up->getBody() == O)
+        Tries.push_back({Up, O});
+    Tries.push_back({O, nullptr});
+    for (auto [Outer, Inner] : Tries)
+        if (std::optional<ForLock> FL = tryForLock(F, Outer, Inner, Op->Identity))
+            if (FL->Lock == Call || FL->Unlock == Call)
+                return FL;
+    return std::nullopt;
 }
 
 const IfStmt *checkedIf(const FunctionContext &F, const CallExpr *Call)
@@ -821,6 +1160,11 @@ Section findSection(FunctionContext &F, const LockOp &Op)
         return S;
     }
     const Stmt *E = callStatement(F, Op.Call);
+    if (!E)
+        if (std::optional<ForLock> FL = forLockOf(F, Op.Call); FL && FL->Lock == Op.Call) {
+            forLockSection(F, S, *FL);
+            return S;
+        }
     if (!E) {
         S.Reason = "the lock call at line " + lineOf(F, Op.Call) +
                    " is part of a larger expression (its result is used)";
