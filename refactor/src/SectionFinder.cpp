@@ -864,7 +864,7 @@ bool forLockSection(FunctionContext &F, Section &S, const ForLock &FL)
           !Lexer::isAtStartOfMacroExpansion(FL.Outer->getBeginLoc(), SM, F.Src.langOpts()))))
         return keep("the header of " + Where + " is not one macro invocation before its body");
     const Stmt *P = F.PM->getParent(FL.Outer);
-    while (P && (isa<LabelStmt>(P) || isa<AttributedStmt>(P)))
+    while (P && (isa<LabelStmt>(P) || isa<AttributedStmt>(P) || isa<SwitchCase>(P)))
         P = F.PM->getParent(P);
     if (!P || !isa<CompoundStmt>(P))
         return keep(Where + " is the whole body of a loop or branch");
