@@ -312,9 +312,18 @@ std::string Emitter::function(FunctionContext &F, Section &S) const
     Out += joinLines(Pro, Unit);
 
     std::string LockIndent = S.ForLock ? S.BodyIndent : S.Indent;
-    std::string Body = S.Edits->render(S.Body);
-    Body = leadOnOwnLine(Body, LockIndent);
-    Body = reindent(Body, LockIndent, Unit);
+    std::string Body;
+    if (S.InMacro) {
+        for (StringRef Rest = S.MacroText; !Rest.empty();) {
+            auto [Line, Tail] = Rest.split('\n');
+            Rest = Tail;
+            Body += Unit + Line.str() + "\n";
+        }
+    } else {
+        Body = S.Edits->render(S.Body);
+        Body = leadOnOwnLine(Body, LockIndent);
+        Body = reindent(Body, LockIndent, Unit);
+    }
     StringRef Trimmed = trimBlankLines(Body);
     if (!Trimmed.empty())
         Out += "\n" + Trimmed.str() + "\n";
@@ -460,9 +469,18 @@ std::string Emitter::callSite(FunctionContext &F, Section &S) const
     bool Hoists = false;
     for (const Hoisted &H : S.Hoists)
         Hoists |= H.AfterSection;
-    bool Block = Labelled && !Hoists;
+    bool Block = (Labelled && !Hoists) || (S.InMacro && S.MacroJoin);
     if (Labelled && Hoists)
         L.push_back(";");
+    auto macroLines = [&](const std::string &Text) {
+        for (StringRef Rest = Text; !Rest.empty();) {
+            auto [Line, Tail] = Rest.split('\n');
+            Rest = Tail;
+            L.push_back(Line.str());
+        }
+    };
+    if (S.InMacro)
+        macroLines(S.MacroBefore);
     for (const Hoisted &H : S.Hoists)
         if (H.AfterSection)
             L.push_back(declare(H.Var->getType().getUnqualifiedType(), H.Var->getNameAsString()) +
@@ -479,10 +497,12 @@ std::string Emitter::callSite(FunctionContext &F, Section &S) const
 
     std::vector<std::string> Rest = tailLines(F, S, I);
     L.insert(L.end(), Rest.begin(), Rest.end());
+    if (S.InMacro)
+        macroLines(S.MacroAfter);
 
     std::string Out;
     if (Block) {
-        Out = "{";
+        Out = S.MacroJoin ? " {" : "{";
         for (const std::string &X : L)
             Out += "\n" + I + Unit + reindent(X, I, I + Unit);
         return Out + "\n" + I + "}";

@@ -119,6 +119,14 @@ struct Section {
     // the indentation of its statements, LoopExits the break and continue statements that
     // leave the macro's loop (they end the section, as the macro's unlock runs after them).
     bool ForLock = false;
+    // A section written inside a statement macro (`#define JOB_ERROR(e) { LOCK(&job->m);
+    // job->cSize = e; UNLOCK(&job->m); goto _endJob; }`): the macro's text with its parameters
+    // replaced by the arguments written at the use site, which the call site replaces whole.
+    // MacroBefore / MacroText / MacroAfter: the code before the lock, the section's code, the
+    // code after the unlock (dedented, one statement per line as in the definition).
+    bool InMacro = false;
+    bool MacroJoin = false; // the call site's block opens on the line before (`if (x) M(..);`)
+    std::string MacroBefore, MacroText, MacroAfter;
     std::string BodyIndent;
     std::vector<const clang::Stmt *> LoopExits;
     bool EndIsUnlock = false;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <set>
 
 using namespace clang;
 
@@ -947,6 +948,345 @@ bool forLockSection(FunctionContext &F, Section &S, const ForLock &FL)
     return true;
 }
 
+
+// --- sections written inside a statement macro ------------------------------------------------
+
+// The spelling, in the definition of the macro whose expansion holds L, of L: through macro
+// arguments (to the parameter) and nested macros (to their invocation in the definition).
+SourceLocation inDefinition(const SourceManager &SM, SourceLocation L, SourceLocation DefBegin,
+                            SourceLocation DefEnd, bool End)
+{
+    auto inDef = [&](SourceLocation X) {
+        return SM.getFileID(X) == SM.getFileID(DefBegin) &&
+               SM.getFileOffset(X) >= SM.getFileOffset(DefBegin) &&
+               SM.getFileOffset(X) <= SM.getFileOffset(DefEnd);
+    };
+    for (unsigned Guard = 0; L.isMacroID() && Guard < 64; ++Guard) {
+        SourceLocation Sp = SM.getSpellingLoc(L);
+        if (!SM.isMacroArgExpansion(L) && inDef(Sp))
+            return Sp;
+        CharSourceRange R = SM.getImmediateExpansionRange(L);
+        L = End ? R.getEnd() : R.getBegin();
+    }
+    return SourceLocation();
+}
+
+// Lines without the backslash-newlines of a definition, dedented.
+std::string definitionLines(StringRef Text)
+{
+    std::vector<std::string> Lines;
+    for (StringRef Rest = Text; !Rest.empty();) {
+        auto [Line, Tail] = Rest.split('\n');
+        Rest = Tail;
+        Line = Line.rtrim();
+        if (Line.endswith("\\"))
+            Line = Line.drop_back().rtrim();
+        Lines.push_back(Line.str());
+    }
+    size_t Common = std::string::npos;
+    for (const std::string &L : Lines)
+        if (!StringRef(L).trim().empty())
+            Common = std::min(Common, L.find_first_not_of(" \t"));
+    std::string Out;
+    for (const std::string &L : Lines) {
+        if (StringRef(L).trim().empty())
+            continue;
+        Out += L.substr(Common == std::string::npos ? 0 : Common) + "\n";
+    }
+    return Out;
+}
+
+// Replaces the parameters of a macro by its arguments, token by token; nullopt when the text
+// stringizes or pastes.
+std::optional<std::string> substitute(StringRef Text, const std::map<std::string, std::string> &Args,
+                                      const LangOptions &LO)
+{
+    std::string Buf = Text.str();
+    Lexer L(SourceLocation(), LO, Buf.data(), Buf.data(), Buf.data() + Buf.size());
+    L.SetCommentRetentionState(true);
+    std::string Out;
+    size_t At = 0;
+    Token Tok;
+    while (true) {
+        L.LexFromRawLexer(Tok);
+        if (Tok.is(tok::eof))
+            break;
+        size_t Off = size_t(L.getBufferLocation() - Buf.data()) - Tok.getLength();
+        if (Tok.isOneOf(tok::hash, tok::hashhash, tok::hashat))
+            return std::nullopt;
+        if (Tok.is(tok::raw_identifier)) {
+            auto It = Args.find(Tok.getRawIdentifier().str());
+            if (It != Args.end()) {
+                Out += Buf.substr(At, Off - At) + It->second;
+                At = Off + Tok.getLength();
+            }
+        }
+    }
+    Out += Buf.substr(At);
+    return Out;
+}
+
+// The invocation NAME(a, b) written at [Begin, End): its arguments, split at top-level commas.
+std::optional<std::vector<std::string>> invocationArgs(StringRef Text)
+{
+    size_t Open = Text.find('(');
+    if (Open == StringRef::npos || !Text.rtrim().endswith(")"))
+        return std::nullopt;
+    StringRef Inner = Text.rtrim().drop_back().substr(Open + 1);
+    std::vector<std::string> Out;
+    int Depth = 0;
+    char Quote = 0;
+    std::string Cur;
+    for (size_t I = 0; I < Inner.size(); ++I) {
+        char C = Inner[I];
+        if (Quote) {
+            Cur += C;
+            if (C == '\\' && I + 1 < Inner.size())
+                Cur += Inner[++I];
+            else if (C == Quote)
+                Quote = 0;
+            continue;
+        }
+        if (C == '"' || C == '\'')
+            Quote = C;
+        else if (C == '(' || C == '[' || C == '{')
+            ++Depth;
+        else if (C == ')' || C == ']' || C == '}')
+            --Depth;
+        else if (C == ',' && Depth == 0) {
+            Out.push_back(StringRef(Cur).trim().str());
+            Cur.clear();
+            continue;
+        }
+        Cur += C;
+    }
+    Out.push_back(StringRef(Cur).trim().str());
+    return Out;
+}
+
+// A statement macro whose expansion is a block holding the section: `{ [code;] lock; code;
+// unlock; [code;] }`, the invocation a whole statement written in the main file.  The section
+// is extracted from the definition's text, its parameters replaced by the use's arguments;
+// the call site (in braces) replaces the invocation.  False when the shape is not this one.
+bool macroSection(FunctionContext &F, Section &S, const Stmt *LockSt, std::string &Why)
+{
+    const SourceManager &SM = F.Src.sm();
+    const LangOptions &LO = F.Src.langOpts();
+    const auto *Block = dyn_cast_or_null<CompoundStmt>(F.PM->getParent(LockSt));
+    if (!Block || !Block->getLBracLoc().isMacroID() || !Block->getRBracLoc().isMacroID())
+        return false;
+    SourceLocation LB = Block->getLBracLoc(), RB = Block->getRBracLoc();
+    // The statement the expansion is: the block, or `do { ... } while (0)` around it.
+    const Stmt *Unit = Block;
+    if (const auto *D = dyn_cast_or_null<DoStmt>(F.PM->getParent(Block));
+        D && D->getBody() == Block && isa<IntegerLiteral>(D->getCond()->IgnoreParenImpCasts()) &&
+        cast<IntegerLiteral>(D->getCond()->IgnoreParenImpCasts())->getValue() == 0) {
+        Unit = D;
+        LB = D->getBeginLoc();
+        RB = D->getEndLoc();
+    }
+    if (!LB.isMacroID() || !RB.isMacroID() || !Lexer::isAtStartOfMacroExpansion(LB, SM, LO) ||
+        !Lexer::isAtEndOfMacroExpansion(RB, SM, LO))
+        return false;
+    CharSourceRange EB = SM.getExpansionRange(LB), EE = SM.getExpansionRange(RB);
+    if (EB.getBegin() != EE.getBegin())
+        return false;
+    // The braces come from the macro's own definition (not from one of its arguments).
+    if (SM.isMacroArgExpansion(LB) || SM.isMacroArgExpansion(RB) ||
+        SM.getImmediateExpansionRange(LB).getBegin() != EB.getBegin())
+        return false;
+    std::optional<unsigned> Begin = F.Src.offset(EB.getBegin()), Last = F.Src.offset(EE.getEnd());
+    if (!Begin || !Last)
+        return false;
+    unsigned End = *Last + Lexer::MeasureTokenLength(EE.getEnd(), SM, LO);
+    const Stmt *Holder = F.PM->getParent(Unit);
+    bool InBlock = isa_and_nonnull<CompoundStmt>(Holder) || isa_and_nonnull<LabelStmt>(Holder) ||
+                   isa_and_nonnull<SwitchCase>(Holder);
+    unsigned From = *Begin;
+    if (!InBlock) {
+        // `if (x) MACRO(...);`: the call site's block opens on the if's line.
+        size_t Prev = F.Src.buffer().take_front(From).find_last_not_of(" \t\r\n");
+        if (Prev != StringRef::npos)
+            From = unsigned(Prev + 1);
+    }
+    if (Unit != Block) {
+        // `MACRO(...);` of a do-while macro: the ';' goes with it (a block takes its place).
+        StringRef Rest = F.Src.buffer().substr(End);
+        size_t Skip = Rest.find_first_not_of(" \t");
+        if (Skip != StringRef::npos && Rest[Skip] == ';')
+            End += unsigned(Skip + 1);
+    }
+    std::string Name = Lexer::getImmediateMacroName(LB, SM, LO).str();
+    SourceLocation DefBegin = SM.getSpellingLoc(LB), DefEnd = SM.getSpellingLoc(RB);
+    if (SM.getFileID(DefBegin) != SM.getFileID(DefEnd))
+        return false;
+    Why = "the section is written inside the macro " + Name;
+    // Its parameters: the #define's logical line.
+    StringRef File = SM.getBufferData(SM.getFileID(DefBegin));
+    size_t At = SM.getFileOffset(DefBegin);
+    size_t LineStart = File.rfind('\n', At);
+    while (LineStart != StringRef::npos && LineStart > 0) {
+        StringRef Prev = File.substr(0, LineStart).rtrim(" \t\r");
+        if (!Prev.endswith("\\"))
+            break;
+        LineStart = File.rfind('\n', LineStart - 1);
+    }
+    LineStart = LineStart == StringRef::npos ? 0 : LineStart + 1;
+    StringRef Head = File.substr(LineStart, At - LineStart).ltrim();
+    if (!Head.consume_front("#"))
+        return false;
+    Head = Head.ltrim();
+    if (!Head.consume_front("define"))
+        return false;
+    Head = Head.ltrim();
+    if (!Head.consume_front(Name) || !Head.consume_front("("))
+        return false;
+    size_t Close = Head.find(')');
+    if (Close == StringRef::npos) {
+        Why += " (its definition could not be read)";
+        return true;
+    }
+    std::vector<std::string> Params;
+    for (StringRef P : llvm::split(Head.take_front(Close), ','))
+        if (!P.trim().empty())
+            Params.push_back(P.trim().str());
+    std::optional<std::vector<std::string>> Args = invocationArgs(
+        F.Src.text(Span{*Begin, *Last + Lexer::MeasureTokenLength(EE.getEnd(), SM, LO)}));
+    if (!Args || (Args->size() != Params.size() && !(Params.empty() && Args->size() == 1 &&
+                                                      Args->front().empty()))) {
+        Why += " (its arguments could not be matched with its parameters)";
+        return true;
+    }
+    std::map<std::string, std::string> Map;
+    for (size_t K = 0; K < Params.size(); ++K) {
+        if (Params[K] == "..." || StringRef(Params[K]).endswith("..."))
+            return Why += " (variadic)", true;
+        Map[Params[K]] = (*Args)[K];
+    }
+    // The block: code before the lock, the section, the unlock, code after it.
+    std::vector<const Stmt *> Kids(Block->body_begin(), Block->body_end());
+    size_t L = size_t(std::find(Kids.begin(), Kids.end(), LockSt) - Kids.begin());
+    size_t U = Kids.size();
+    for (size_t K = L + 1; K < Kids.size(); ++K)
+        if (unlockOf(F, Kids[K], S.Lock.Identity)) {
+            U = K;
+            break;
+        }
+    if (U == Kids.size()) {
+        Why += " (no unlock of " + S.Lock.Written + " ends it in the same block)";
+        return true;
+    }
+    // Other lock operations of this lock, jumps out of the section's code, labels.
+    std::string Bad;
+    std::function<void(const Stmt *, bool)> Scan = [&](const Stmt *X, bool Held) {
+        if (!X || !Bad.empty())
+            return;
+        if (const LockOp *Op = F.op(X); Op && Op->Identity == S.Lock.Identity)
+            Bad = "another lock operation of " + S.Lock.Written;
+        if (Held && (isa<ReturnStmt>(X) || isa<GotoStmt>(X) || isa<IndirectGotoStmt>(X) ||
+                     isa<LabelStmt>(X) || isa<SwitchCase>(X)))
+            Bad = "a jump or a label in the section's code";
+        if (Held && (isa<BreakStmt>(X) || isa<ContinueStmt>(X))) {
+            const Stmt *T = jumpTarget(F, X);
+            bool Inside = false;
+            for (const Stmt *P = T; P && !Inside; P = F.PM->getParent(P))
+                Inside = P == Block;
+            if (!Inside || T == nullptr)
+                Bad = "a break or continue out of the section's code";
+        }
+        for (const Stmt *C : X->children())
+            Scan(C, Held);
+    };
+    for (size_t K = 0; K < Kids.size(); ++K)
+        if (K != L && K != U)
+            Scan(Kids[K], K > L && K < U);
+    if (!Bad.empty()) {
+        Why += " (" + Bad + ")";
+        return true;
+    }
+    // Variables: those the macro's other code uses must be the section's too (a variable bound
+    // for the section is used only by it).
+    auto vars = [&](const Stmt *X, std::set<const VarDecl *> &Out) {
+        std::function<void(const Stmt *)> W = [&](const Stmt *Y) {
+            if (!Y)
+                return;
+            if (const auto *D = dyn_cast<DeclRefExpr>(Y))
+                if (const auto *V = dyn_cast<VarDecl>(D->getDecl()); V && V->isLocalVarDeclOrParm())
+                    Out.insert(V);
+            for (const Stmt *C : Y->children())
+                W(C);
+        };
+        W(X);
+    };
+    std::set<const VarDecl *> InSection, Elsewhere;
+    for (size_t K = 0; K < Kids.size(); ++K)
+        vars(Kids[K], K > L && K < U ? InSection : Elsewhere);
+    for (const VarDecl *V : Elsewhere)
+        if (!InSection.count(V)) {
+            Why += " (the macro's code outside the section uses '" + V->getNameAsString() + "')";
+            return true;
+        }
+    // The text of each part.
+    auto text = [&](size_t From, size_t To) -> std::optional<std::string> {
+        if (From >= To)
+            return std::string();
+        SourceLocation B = inDefinition(SM, Kids[From]->getBeginLoc(), DefBegin, DefEnd, false);
+        SourceLocation E = inDefinition(SM, Kids[To - 1]->getEndLoc(), DefBegin, DefEnd, true);
+        if (B.isInvalid() || E.isInvalid() || SM.getFileOffset(E) < SM.getFileOffset(B))
+            return std::nullopt;
+        unsigned BO = SM.getFileOffset(B);
+        size_t LS = File.take_front(BO).find_last_of('\n');
+        LS = LS == StringRef::npos ? 0 : LS + 1;
+        if (File.substr(LS, BO - LS).trim().empty())
+            BO = unsigned(LS);
+        unsigned EO = SM.getFileOffset(E) + Lexer::MeasureTokenLength(E, SM, LO);
+        StringRef After = File.substr(EO);
+        size_t Skip = After.find_first_not_of(" \t");
+        if (Skip != StringRef::npos && After[Skip] == ';')
+            EO += unsigned(Skip + 1);
+        std::optional<std::string> T = substitute(File.substr(BO, EO - BO), Map, LO);
+        if (!T)
+            return std::nullopt;
+        return definitionLines(*T);
+    };
+    std::optional<std::string> Before = text(0, L), Code = text(L + 1, U),
+                               After = text(U + 1, Kids.size());
+    if (!Before || !Code || !After) {
+        Why += " (its text could not be taken from the definition: # or ##, or nested macros)";
+        return true;
+    }
+    std::optional<CfgPos> Lock = F.Cfg->find(S.Lock.Call);
+    const CallExpr *UCall = unlockOf(F, Kids[U], S.Lock.Identity);
+    std::optional<CfgPos> Exit = F.Cfg->find(UCall);
+    if (!Lock || !Exit) {
+        Why += " (unreachable)";
+        return true;
+    }
+    Why.clear();
+    S.InMacro = true;
+    S.LockStmt = LockSt;
+    S.Block = Block;
+    S.First = unsigned(L);
+    S.BodyFirst = unsigned(L + 1);
+    S.Last = unsigned(U);
+    S.Whole = S.Body = Span{From, End};
+    S.Indent = F.Src.indentOf(*Begin);
+    S.MacroJoin = !InBlock;
+    if (S.MacroJoin)
+        S.Indent = F.Src.indentOf(From);
+    S.MacroBefore = *Before;
+    S.MacroText = *Code;
+    S.MacroAfter = *After;
+    NormalEnd NE;
+    NE.Unlock = UCall;
+    NE.Exit = *Exit;
+    NE.Final = true;
+    S.Ends = {NE};
+    S.Unlocks = {UCall};
+    S.EndLines = {F.Src.line(*Begin)};
+    S.Structured = true;
+    return true;
+}
 } // namespace
 
 std::optional<Span> statementSpan(const FunctionContext &F, const Stmt *S)
@@ -1191,6 +1531,12 @@ Section findSection(FunctionContext &F, const LockOp &Op)
     }
     std::optional<Span> LockSpan = statementSpan(F, E);
     if (!LockSpan) {
+        std::string Why;
+        if (macroSection(F, S, E, Why)) {
+            if (!Why.empty())
+                S.Reason = Why;
+            return S;
+        }
         // Name the outermost macro the lock call comes from.
         SourceLocation L = Op.Call->getBeginLoc(), Last = L;
         while (L.isMacroID()) {
