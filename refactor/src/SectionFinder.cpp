@@ -794,7 +794,8 @@ struct HeaderRun {
     }
     bool events(OpKind K) const
     {
-        return Events.size() == 1 && (F.op(Events[0])->Kind == OpKind::Unlock) == (K == OpKind::Unlock);
+        return Events.size() == 1 &&
+               (F.op(Events[0])->Kind == OpKind::Unlock) == (K == OpKind::Unlock);
     }
 };
 
@@ -948,7 +949,6 @@ bool forLockSection(FunctionContext &F, Section &S, const ForLock &FL)
     return true;
 }
 
-
 // --- sections written inside a statement macro ------------------------------------------------
 
 // The spelling, in the definition of the macro whose expansion holds L, of L: through macro
@@ -998,8 +998,8 @@ std::string definitionLines(StringRef Text)
 
 // Replaces the parameters of a macro by its arguments, token by token; nullopt when the text
 // stringizes or pastes.
-std::optional<std::string> substitute(StringRef Text, const std::map<std::string, std::string> &Args,
-                                      const LangOptions &LO)
+std::optional<std::string>
+substitute(StringRef Text, const std::map<std::string, std::string> &Args, const LangOptions &LO)
 {
     std::string Buf = Text.str();
     Lexer L(SourceLocation(), LO, Buf.data(), Buf.data(), Buf.data() + Buf.size());
@@ -1100,8 +1100,8 @@ bool macroSection(FunctionContext &F, Section &S, const Stmt *LockSt, std::strin
         return false;
     unsigned End = *Last + Lexer::MeasureTokenLength(EE.getEnd(), SM, LO);
     const Stmt *Holder = F.PM->getParent(Unit);
-    bool InBlock = isa_and_nonnull<CompoundStmt>(Holder) || isa_and_nonnull<LabelStmt>(Holder) ||
-                   isa_and_nonnull<SwitchCase>(Holder);
+    // Under a label the call site's declarations need a block of their own too.
+    bool InBlock = isa_and_nonnull<CompoundStmt>(Holder);
     unsigned From = *Begin;
     if (!InBlock) {
         // `if (x) MACRO(...);`: the call site's block opens on the if's line.
@@ -1109,8 +1109,8 @@ bool macroSection(FunctionContext &F, Section &S, const Stmt *LockSt, std::strin
         if (Prev != StringRef::npos)
             From = unsigned(Prev + 1);
     }
-    if (Unit != Block) {
-        // `MACRO(...);` of a do-while macro: the ';' goes with it (a block takes its place).
+    {
+        // `MACRO(...);`: the ';' goes with it (the call site takes the place of both).
         StringRef Rest = F.Src.buffer().substr(End);
         size_t Skip = Rest.find_first_not_of(" \t");
         if (Skip != StringRef::npos && Rest[Skip] == ';')
@@ -1152,8 +1152,8 @@ bool macroSection(FunctionContext &F, Section &S, const Stmt *LockSt, std::strin
             Params.push_back(P.trim().str());
     std::optional<std::vector<std::string>> Args = invocationArgs(
         F.Src.text(Span{*Begin, *Last + Lexer::MeasureTokenLength(EE.getEnd(), SM, LO)}));
-    if (!Args || (Args->size() != Params.size() && !(Params.empty() && Args->size() == 1 &&
-                                                      Args->front().empty()))) {
+    if (!Args || (Args->size() != Params.size() &&
+                  !(Params.empty() && Args->size() == 1 && Args->front().empty()))) {
         Why += " (its arguments could not be matched with its parameters)";
         return true;
     }

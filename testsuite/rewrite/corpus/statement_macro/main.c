@@ -82,7 +82,7 @@ int main(void)
 // CHECK-NEXT: struct step__cs1_ctx lt_cs1 = {.i = i};
 // CHECK-NEXT: lt_execute(&acct_lock, step__cs1, &lt_cs1);
 // CHECK-NEXT: goto fail;
-// CHECK-NEXT: };
+// CHECK-NEXT: }{{$}}
 // CHECK-NEXT: struct step__cs2_ctx lt_cs2 = {.i = i};
-// CHECK-NEXT: lt_execute(&(acct_lock), step__cs2, &lt_cs2);
+// CHECK-NEXT: lt_execute(&(acct_lock), step__cs2, &lt_cs2);{{$}}
 // CHECK: BUMP_LOCKED(&calls);
