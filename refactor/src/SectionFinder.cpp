@@ -1255,6 +1255,12 @@ bool macroSection(FunctionContext &F, Section &S, const Stmt *LockSt, std::strin
         Why += " (its text could not be taken from the definition: # or ##, or nested macros)";
         return true;
     }
+    for (const char *Name : {"__func__", "__FUNCTION__", "__PRETTY_FUNCTION__"})
+        if (StringRef(*Code).contains(Name)) {
+            Why +=
+                std::string(" (its code names ") + Name + ", which the macro's text cannot change)";
+            return true;
+        }
     std::optional<CfgPos> Lock = F.Cfg->find(S.Lock.Call);
     const CallExpr *UCall = unlockOf(F, Kids[U], S.Lock.Identity);
     std::optional<CfgPos> Exit = F.Cfg->find(UCall);
