@@ -311,10 +311,19 @@ std::string Emitter::function(FunctionContext &F, Section &S) const
         Pro.push_back("errno = " + field(S, true, true, "lt_errno") + ";");
     Out += joinLines(Pro, Unit);
 
-    std::string LockIndent = S.Indent;
-    std::string Body = S.Edits->render(S.Body);
-    Body = leadOnOwnLine(Body, LockIndent);
-    Body = reindent(Body, LockIndent, Unit);
+    std::string LockIndent = S.ForLock ? S.BodyIndent : S.Indent;
+    std::string Body;
+    if (S.InMacro) {
+        for (StringRef Rest = S.MacroText; !Rest.empty();) {
+            auto [Line, Tail] = Rest.split('\n');
+            Rest = Tail;
+            Body += Unit + Line.str() + "\n";
+        }
+    } else {
+        Body = S.Edits->render(S.Body);
+        Body = leadOnOwnLine(Body, LockIndent);
+        Body = reindent(Body, LockIndent, Unit);
+    }
     StringRef Trimmed = trimBlankLines(Body);
     if (!Trimmed.empty())
         Out += "\n" + Trimmed.str() + "\n";
@@ -460,9 +469,18 @@ std::string Emitter::callSite(FunctionContext &F, Section &S) const
     bool Hoists = false;
     for (const Hoisted &H : S.Hoists)
         Hoists |= H.AfterSection;
-    bool Block = Labelled && !Hoists;
+    bool Block = (Labelled && !Hoists) || (S.InMacro && S.MacroJoin);
     if (Labelled && Hoists)
         L.push_back(";");
+    auto macroLines = [&](const std::string &Text) {
+        for (StringRef Rest = Text; !Rest.empty();) {
+            auto [Line, Tail] = Rest.split('\n');
+            Rest = Tail;
+            L.push_back(Line.str());
+        }
+    };
+    if (S.InMacro)
+        macroLines(S.MacroBefore);
     for (const Hoisted &H : S.Hoists)
         if (H.AfterSection)
             L.push_back(declare(H.Var->getType().getUnqualifiedType(), H.Var->getNameAsString()) +
@@ -479,10 +497,12 @@ std::string Emitter::callSite(FunctionContext &F, Section &S) const
 
     std::vector<std::string> Rest = tailLines(F, S, I);
     L.insert(L.end(), Rest.begin(), Rest.end());
+    if (S.InMacro)
+        macroLines(S.MacroAfter);
 
     std::string Out;
     if (Block) {
-        Out = "{";
+        Out = S.MacroJoin ? " {" : "{";
         for (const std::string &X : L)
             Out += "\n" + I + Unit + reindent(X, I, I + Unit);
         return Out + "\n" + I + "}";
@@ -545,6 +565,33 @@ void Emitter::emit(FunctionContext &F, std::vector<Section *> &Extracted)
                 std::string C = copyOut(*SP, Code, In);
                 return StringRef(C).ltrim().str() + (C.empty() ? "" : In) + "return (void *)" +
                        std::to_string(Code) + ";";
+            });
+        }
+        // A break or continue that leaves a for-statement lock macro's loop ends the section
+        // there: copy out, then return as at its end.
+        for (const Stmt *J : S->LoopExits) {
+            std::optional<Span> Sp = statementSpan(F, J);
+            if (!Sp)
+                continue;
+            std::string In = Src.indentOf(Sp->Begin);
+            bool InBlock = isa_and_nonnull<CompoundStmt>(F.PM->getParent(J));
+            // Not a statement of a block (`if (x) break;`): the copy-out and the return go in
+            // braces opened on the line of the statement that holds it.
+            unsigned From = Sp->Begin;
+            StringRef Before = Src.buffer().take_front(From);
+            size_t Prev = Before.find_last_not_of(" \t\r\n");
+            if (!InBlock && Prev != StringRef::npos)
+                From = unsigned(Prev + 1);
+            std::string Outer = Src.indentOf(From);
+            Section *SP = S;
+            Own.replace(Span{From, Sp->End}, [this, SP, In, Outer, InBlock, From, Sp] {
+                std::string Lead = Src.text(Span{From, Sp->Begin}).str();
+                std::string C = copyOut(*SP, 0, InBlock ? In : Outer + Unit);
+                if (C.empty())
+                    return Lead + "return NULL;";
+                if (InBlock)
+                    return StringRef(C).ltrim().str() + In + "return NULL;";
+                return " {\n" + C + Outer + Unit + "return NULL;\n" + Outer + "}";
             });
         }
         // Unlocks that end the section inside a branch: the runtime releases the lock now.

@@ -192,6 +192,23 @@ std::optional<std::string> Extractor::runOnce(Report &R,
             }
             if (!Why)
                 Why = checkLifetimes(F, *S);
+            if (!Why && S->InMacro) {
+                // Its code is the macro's text: nothing in it can be edited.
+                for (const Binding &B : S->Bindings)
+                    if (B.Mode == BindMode::Pointer && !Why)
+                        Why = "the section is written inside a macro and '" +
+                              B.Var->getNameAsString() + "' must be passed by pointer (" + B.Why +
+                              ")";
+                if (!Why && !S->Hoists.empty())
+                    Why = std::string("the section is written inside a macro and declares what "
+                                      "the code after it uses");
+                if (!Why && !S->Children.empty())
+                    Why = std::string("the section is written inside a macro and holds another");
+                for (auto &D : W.Sections)
+                    if (!Why && D.get() != S && D->Structured && D->inHeld(S->Whole.Begin))
+                        Why = std::string("the section is written inside a macro used inside "
+                                          "another section");
+            }
             if (!Why && S->Trylock && S->Flags)
                 Why = "a trylock section that " + S->IdentityWhy +
                       " needs LT_EXEC_* flags, which lt_execute_trylock does not take";

@@ -115,6 +115,20 @@ struct Section {
     const clang::IfStmt *TryIf = nullptr;
     Span TryCall;       // the trylock call's text
     std::string Indent; // the indentation of the section's code (and of its call site)
+    // A for-statement lock macro (forLockOf): the section is the loop's body; BodyIndent is
+    // the indentation of its statements, LoopExits the break and continue statements that
+    // leave the macro's loop (they end the section, as the macro's unlock runs after them).
+    bool ForLock = false;
+    // A section written inside a statement macro (`#define JOB_ERROR(e) { LOCK(&job->m);
+    // job->cSize = e; UNLOCK(&job->m); goto _endJob; }`): the macro's text with its parameters
+    // replaced by the arguments written at the use site, which the call site replaces whole.
+    // MacroBefore / MacroText / MacroAfter: the code before the lock, the section's code, the
+    // code after the unlock (dedented, one statement per line as in the definition).
+    bool InMacro = false;
+    bool MacroJoin = false; // the call site's block opens on the line before (`if (x) M(..);`)
+    std::string MacroBefore, MacroText, MacroAfter;
+    std::string BodyIndent;
+    std::vector<const clang::Stmt *> LoopExits;
     bool EndIsUnlock = false;
     std::vector<const clang::LabelStmt *> EndLabels; // labels on a final unlock
     Span Whole, Body;

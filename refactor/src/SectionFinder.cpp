@@ -5,6 +5,9 @@
 #include "clang/Lex/Lexer.h"
 
 #include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
 
 using namespace clang;
 
@@ -640,6 +643,656 @@ bool trylockSection(FunctionContext &F, Section &S)
     return true;
 }
 
+// Runs the headers of a for-statement lock macro: integer variables declared in the inits,
+// constants, !, comparisons, &&, ||, ?:, the comma, assignments to those variables, and calls
+// of the lock's own operations (kept in Events, in order).  Anything else: Bad.
+struct HeaderRun {
+    const FunctionContext &F;
+    std::string Id;
+    std::map<const VarDecl *, long long> Vars;
+    std::vector<const CallExpr *> Events;
+    bool Bad = false;
+
+    HeaderRun(const FunctionContext &F, std::string Id) : F(F), Id(std::move(Id)) {}
+
+    // A value (nullopt with Bad set when there is none).
+    std::optional<long long> value(const Expr *E)
+    {
+        std::optional<long long> V = eval(E);
+        if (!V)
+            Bad = true;
+        return V;
+    }
+    // nullopt without Bad: a lock operation, run for its effect only.
+    std::optional<long long> eval(const Expr *E)
+    {
+        if (Bad || !E) {
+            Bad = true;
+            return std::nullopt;
+        }
+        E = E->IgnoreParenImpCasts();
+        if (const auto *C = dyn_cast<CStyleCastExpr>(E))
+            return eval(C->getSubExpr());
+        if (const auto *L = dyn_cast<IntegerLiteral>(E))
+            return (long long)L->getValue().getLimitedValue();
+        if (const auto *D = dyn_cast<DeclRefExpr>(E)) {
+            auto It = Vars.find(dyn_cast<VarDecl>(D->getDecl()));
+            if (It == Vars.end()) {
+                Bad = true;
+                return std::nullopt;
+            }
+            return It->second;
+        }
+        if (const auto *C = dyn_cast<CallExpr>(E)) {
+            const LockOp *Op = F.op(C);
+            if (!Op || Op->Kind == OpKind::Trylock || Op->Identity != Id) {
+                Bad = true;
+                return std::nullopt;
+            }
+            Events.push_back(C);
+            return std::nullopt;
+        }
+        if (const auto *U = dyn_cast<UnaryOperator>(E)) {
+            if (U->getOpcode() != UO_LNot) {
+                Bad = true;
+                return std::nullopt;
+            }
+            std::optional<long long> V = value(U->getSubExpr());
+            return V ? std::optional<long long>(!*V) : std::nullopt;
+        }
+        if (const auto *C = dyn_cast<ConditionalOperator>(E)) {
+            std::optional<long long> V = value(C->getCond());
+            if (!V)
+                return std::nullopt;
+            return eval(*V ? C->getTrueExpr() : C->getFalseExpr());
+        }
+        const auto *B = dyn_cast<BinaryOperator>(E);
+        if (!B) {
+            Bad = true;
+            return std::nullopt;
+        }
+        BinaryOperatorKind K = B->getOpcode();
+        if (K == BO_Comma) {
+            eval(B->getLHS());
+            return Bad ? std::nullopt : eval(B->getRHS());
+        }
+        if (K == BO_Assign) {
+            const auto *D = dyn_cast<DeclRefExpr>(B->getLHS()->IgnoreParenImpCasts());
+            const auto *V = D ? dyn_cast<VarDecl>(D->getDecl()) : nullptr;
+            if (!V || !Vars.count(V)) {
+                Bad = true;
+                return std::nullopt;
+            }
+            std::optional<long long> X = value(B->getRHS());
+            if (X)
+                Vars[V] = *X;
+            return X;
+        }
+        if (K == BO_LAnd || K == BO_LOr) {
+            std::optional<long long> L = value(B->getLHS());
+            if (!L)
+                return std::nullopt;
+            if ((K == BO_LAnd) != (*L != 0))
+                return K == BO_LOr ? 1 : 0;
+            std::optional<long long> R = value(B->getRHS());
+            return R ? std::optional<long long>(*R != 0) : std::nullopt;
+        }
+        std::optional<long long> L = value(B->getLHS()), R = value(B->getRHS());
+        if (!L || !R)
+            return std::nullopt;
+        switch (K) {
+        case BO_EQ:
+            return *L == *R;
+        case BO_NE:
+            return *L != *R;
+        case BO_LT:
+            return *L < *R;
+        case BO_GT:
+            return *L > *R;
+        case BO_LE:
+            return *L <= *R;
+        case BO_GE:
+            return *L >= *R;
+        default:
+            Bad = true;
+            return std::nullopt;
+        }
+    }
+    bool init(const ForStmt *L)
+    {
+        if (L->getConditionVariable())
+            return false;
+        const Stmt *S = L->getInit();
+        if (!S)
+            return true;
+        const auto *D = dyn_cast<DeclStmt>(S);
+        if (!D)
+            return false; // variables of the function: the rewrite would drop their changes
+        for (const Decl *X : D->decls()) {
+            const auto *V = dyn_cast<VarDecl>(X);
+            if (!V || !V->getInit() || !V->getType()->isIntegerType() || V->isStaticLocal())
+                return false;
+            std::optional<long long> Val = value(V->getInit());
+            if (!Val)
+                return false;
+            Vars[V] = *Val;
+        }
+        return true;
+    }
+    std::optional<bool> cond(const ForStmt *L)
+    {
+        if (!L->getCond())
+            return true;
+        std::optional<long long> V = value(L->getCond());
+        return V ? std::optional<bool>(*V != 0) : std::nullopt;
+    }
+    std::optional<bool> next(const ForStmt *L)
+    {
+        if (L->getInc())
+            eval(L->getInc());
+        return Bad ? std::nullopt : cond(L);
+    }
+    bool events(OpKind K) const
+    {
+        return Events.size() == 1 &&
+               (F.op(Events[0])->Kind == OpKind::Unlock) == (K == OpKind::Unlock);
+    }
+};
+
+std::optional<ForLock> tryForLock(const FunctionContext &F, const ForStmt *O, const ForStmt *I,
+                                  const std::string &Id)
+{
+    HeaderRun H(F, Id);
+    if (!H.init(O) || H.cond(O) != std::optional<bool>(true))
+        return std::nullopt;
+    if (I && (!H.init(I) || H.cond(I) != std::optional<bool>(true)))
+        return std::nullopt;
+    if (!H.events(OpKind::Lock))
+        return std::nullopt;
+    ForLock FL;
+    FL.Outer = O;
+    FL.Inner = I;
+    FL.Loop = I ? I : O;
+    FL.Lock = H.Events[0];
+    std::map<const VarDecl *, long long> Entered = H.Vars;
+    // The body ends (or continues the loop): the headers unlock once and leave.
+    H.Events.clear();
+    if (I && H.next(I) != std::optional<bool>(false))
+        return std::nullopt;
+    if (H.next(O) != std::optional<bool>(false) || !H.events(OpKind::Unlock))
+        return std::nullopt;
+    FL.Unlock = H.Events[0];
+    // A break out of the inner for: the outer one's step and condition.
+    if (I) {
+        H.Vars = Entered;
+        H.Events.clear();
+        FL.BreakUnlocks = H.next(O) == std::optional<bool>(false) && H.events(OpKind::Unlock) &&
+                          H.Events[0] == FL.Unlock;
+        H.Bad = false;
+    }
+    // The variables are the headers' own.
+    std::optional<unsigned> B = F.Src.offset(FL.Loop->getBody()->getBeginLoc());
+    std::optional<unsigned> E = F.Src.offset(FL.Loop->getBody()->getEndLoc());
+    for (const VarRef &R : F.Facts.Refs)
+        if (H.Vars.count(R.Var) && (!B || !E || (R.At >= *B && R.At <= *E)))
+            return std::nullopt;
+    return FL;
+}
+
+// The section of a for-statement lock macro: the loop's body, replaced with its lock header.
+bool forLockSection(FunctionContext &F, Section &S, const ForLock &FL)
+{
+    const SourceManager &SM = F.Src.sm();
+    auto keep = [&](std::string Why) {
+        S.Reason = std::move(Why);
+        S.Unlocks = {FL.Unlock};
+        if (std::optional<unsigned> Off = stmtOffset(F.Src, FL.Unlock))
+            S.EndLines = {F.Src.line(*Off)};
+        return true;
+    };
+    std::string Where = "the for-statement lock macro at line " + lineOf(F, FL.Outer);
+    const auto *Body = dyn_cast<CompoundStmt>(FL.Loop->getBody());
+    if (!Body || Body->getLBracLoc().isMacroID() || Body->getRBracLoc().isMacroID())
+        return keep("the body of " + Where + " is not a block written at the use site");
+    std::optional<unsigned> Open = F.Src.offset(Body->getLBracLoc());
+    std::optional<unsigned> Close = F.Src.offset(Body->getRBracLoc());
+    CharSourceRange Head = SM.getExpansionRange(FL.Outer->getBeginLoc());
+    CharSourceRange HeadEnd = SM.getExpansionRange(FL.Loop->getRParenLoc());
+    std::optional<unsigned> Begin = F.Src.offset(Head.getBegin());
+    std::optional<unsigned> HeadLast = F.Src.offset(HeadEnd.getEnd());
+    if (!Open || !Close || !Begin || !HeadLast || *HeadLast >= *Open ||
+        (FL.Outer->getBeginLoc().isMacroID() &&
+         (Head.getBegin() != HeadEnd.getBegin() ||
+          !Lexer::isAtStartOfMacroExpansion(FL.Outer->getBeginLoc(), SM, F.Src.langOpts()))))
+        return keep("the header of " + Where + " is not one macro invocation before its body");
+    const Stmt *P = F.PM->getParent(FL.Outer);
+    while (P && (isa<LabelStmt>(P) || isa<AttributedStmt>(P) || isa<SwitchCase>(P)))
+        P = F.PM->getParent(P);
+    if (!P || !isa<CompoundStmt>(P))
+        return keep(Where + " is the whole body of a loop or branch");
+    // What leaves the body: break and continue of the macro's loop end the section (the
+    // unlock runs after them); return and goto leave with the lock held.
+    std::string Why;
+    std::vector<const Stmt *> Exits;
+    std::function<void(const Stmt *)> Walk = [&](const Stmt *X) {
+        if (!X || !Why.empty())
+            return;
+        if (isa<ReturnStmt>(X)) {
+            Why = "returns at line " + lineOf(F, X) + " from inside " + Where + " with " +
+                  S.Lock.Written + " held (the macro unlocks only when its body ends)";
+            return;
+        }
+        if (isa<IndirectGotoStmt>(X)) {
+            Why = "computed goto at line " + lineOf(F, X) + " inside " + Where;
+            return;
+        }
+        if (const auto *G = dyn_cast<GotoStmt>(X)) {
+            std::optional<unsigned> L = stmtOffset(F.Src, G->getLabel()->getStmt());
+            if (!L || *L <= *Open || *L >= *Close) {
+                Why = "the goto at line " + lineOf(F, X) + " leaves " + Where + " with " +
+                      S.Lock.Written + " held (the macro unlocks only when its body ends)";
+                return;
+            }
+        }
+        if (isa<BreakStmt>(X) || isa<ContinueStmt>(X)) {
+            const Stmt *T = jumpTarget(F, X);
+            if (T == FL.Loop || T == FL.Outer) {
+                if (isa<BreakStmt>(X) && !(FL.BreakUnlocks && T == FL.Inner)) {
+                    Why = "the break at line " + lineOf(F, X) + " leaves " + Where + " with " +
+                          S.Lock.Written + " held (it skips the step that unlocks)";
+                    return;
+                }
+                if (!statementSpan(F, X) || X->getBeginLoc().isMacroID()) {
+                    Why = "the " + std::string(isa<BreakStmt>(X) ? "break" : "continue") +
+                          " at line " + lineOf(F, X) + " that leaves " + Where +
+                          " is written inside a macro";
+                    return;
+                }
+                Exits.push_back(X);
+            }
+        }
+        if (const LockOp *Op = F.op(X); Op && Op->Identity == S.Lock.Identity) {
+            Why = "the body of " + Where + " takes or releases " + S.Lock.Written +
+                  " itself (line " + lineOf(F, X) + ")";
+            return;
+        }
+        for (const Stmt *C : X->children())
+            Walk(C);
+    };
+    Walk(Body);
+    if (!Why.empty())
+        return keep(Why);
+    std::optional<CfgPos> Exit = F.Cfg->find(FL.Unlock);
+    if (!Exit)
+        return keep("the unlock of " + Where + " is unreachable");
+    S.ForLock = true;
+    S.LockStmt = FL.Outer;
+    S.Block = Body;
+    S.First = S.BodyFirst = 0;
+    S.Last = Body->size() ? unsigned(Body->size() - 1) : 0;
+    S.Whole = Span{*Begin, *Close + 1};
+    S.Body = Span{*Open + 1, *Close};
+    S.Indent = F.Src.indentOf(*Begin);
+    S.BodyIndent = S.Indent + "    ";
+    if (!Body->body_empty())
+        if (std::optional<unsigned> FirstAt = F.Src.offset(Body->body_front()->getBeginLoc()))
+            S.BodyIndent = F.Src.indentOf(*FirstAt);
+    NormalEnd E;
+    E.Unlock = FL.Unlock;
+    E.Exit = *Exit;
+    E.Final = true;
+    S.Ends = {E};
+    S.Unlocks = {FL.Unlock};
+    S.EndLines = {F.Src.line(*Close)};
+    S.LoopExits = Exits;
+    S.Structured = true;
+    return true;
+}
+
+// --- sections written inside a statement macro ------------------------------------------------
+
+// The spelling, in the definition of the macro whose expansion holds L, of L: through macro
+// arguments (to the parameter) and nested macros (to their invocation in the definition).
+SourceLocation inDefinition(const SourceManager &SM, SourceLocation L, SourceLocation DefBegin,
+                            SourceLocation DefEnd, bool End)
+{
+    auto inDef = [&](SourceLocation X) {
+        return SM.getFileID(X) == SM.getFileID(DefBegin) &&
+               SM.getFileOffset(X) >= SM.getFileOffset(DefBegin) &&
+               SM.getFileOffset(X) <= SM.getFileOffset(DefEnd);
+    };
+    for (unsigned Guard = 0; L.isMacroID() && Guard < 64; ++Guard) {
+        SourceLocation Sp = SM.getSpellingLoc(L);
+        if (!SM.isMacroArgExpansion(L) && inDef(Sp))
+            return Sp;
+        CharSourceRange R = SM.getImmediateExpansionRange(L);
+        L = End ? R.getEnd() : R.getBegin();
+    }
+    return SourceLocation();
+}
+
+// Lines without the backslash-newlines of a definition, dedented.
+std::string definitionLines(StringRef Text)
+{
+    std::vector<std::string> Lines;
+    for (StringRef Rest = Text; !Rest.empty();) {
+        auto [Line, Tail] = Rest.split('\n');
+        Rest = Tail;
+        Line = Line.rtrim();
+        if (Line.endswith("\\"))
+            Line = Line.drop_back().rtrim();
+        Lines.push_back(Line.str());
+    }
+    size_t Common = std::string::npos;
+    for (const std::string &L : Lines)
+        if (!StringRef(L).trim().empty())
+            Common = std::min(Common, L.find_first_not_of(" \t"));
+    std::string Out;
+    for (const std::string &L : Lines) {
+        if (StringRef(L).trim().empty())
+            continue;
+        Out += L.substr(Common == std::string::npos ? 0 : Common) + "\n";
+    }
+    return Out;
+}
+
+// Replaces the parameters of a macro by its arguments, token by token; nullopt when the text
+// stringizes or pastes.
+std::optional<std::string>
+substitute(StringRef Text, const std::map<std::string, std::string> &Args, const LangOptions &LO)
+{
+    std::string Buf = Text.str();
+    Lexer L(SourceLocation(), LO, Buf.data(), Buf.data(), Buf.data() + Buf.size());
+    L.SetCommentRetentionState(true);
+    std::string Out;
+    size_t At = 0;
+    Token Tok;
+    while (true) {
+        L.LexFromRawLexer(Tok);
+        if (Tok.is(tok::eof))
+            break;
+        size_t Off = size_t(L.getBufferLocation() - Buf.data()) - Tok.getLength();
+        if (Tok.isOneOf(tok::hash, tok::hashhash, tok::hashat))
+            return std::nullopt;
+        if (Tok.is(tok::raw_identifier)) {
+            auto It = Args.find(Tok.getRawIdentifier().str());
+            if (It != Args.end()) {
+                Out += Buf.substr(At, Off - At) + It->second;
+                At = Off + Tok.getLength();
+            }
+        }
+    }
+    Out += Buf.substr(At);
+    return Out;
+}
+
+// The invocation NAME(a, b) written at [Begin, End): its arguments, split at top-level commas.
+std::optional<std::vector<std::string>> invocationArgs(StringRef Text)
+{
+    size_t Open = Text.find('(');
+    if (Open == StringRef::npos || !Text.rtrim().endswith(")"))
+        return std::nullopt;
+    StringRef Inner = Text.rtrim().drop_back().substr(Open + 1);
+    std::vector<std::string> Out;
+    int Depth = 0;
+    char Quote = 0;
+    std::string Cur;
+    for (size_t I = 0; I < Inner.size(); ++I) {
+        char C = Inner[I];
+        if (Quote) {
+            Cur += C;
+            if (C == '\\' && I + 1 < Inner.size())
+                Cur += Inner[++I];
+            else if (C == Quote)
+                Quote = 0;
+            continue;
+        }
+        if (C == '"' || C == '\'')
+            Quote = C;
+        else if (C == '(' || C == '[' || C == '{')
+            ++Depth;
+        else if (C == ')' || C == ']' || C == '}')
+            --Depth;
+        else if (C == ',' && Depth == 0) {
+            Out.push_back(StringRef(Cur).trim().str());
+            Cur.clear();
+            continue;
+        }
+        Cur += C;
+    }
+    Out.push_back(StringRef(Cur).trim().str());
+    return Out;
+}
+
+// A statement macro whose expansion is a block holding the section: `{ [code;] lock; code;
+// unlock; [code;] }`, the invocation a whole statement written in the main file.  The section
+// is extracted from the definition's text, its parameters replaced by the use's arguments;
+// the call site (in braces) replaces the invocation.  False when the shape is not this one.
+bool macroSection(FunctionContext &F, Section &S, const Stmt *LockSt, std::string &Why)
+{
+    const SourceManager &SM = F.Src.sm();
+    const LangOptions &LO = F.Src.langOpts();
+    const auto *Block = dyn_cast_or_null<CompoundStmt>(F.PM->getParent(LockSt));
+    if (!Block || !Block->getLBracLoc().isMacroID() || !Block->getRBracLoc().isMacroID())
+        return false;
+    SourceLocation LB = Block->getLBracLoc(), RB = Block->getRBracLoc();
+    // The statement the expansion is: the block, or `do { ... } while (0)` around it.
+    const Stmt *Unit = Block;
+    if (const auto *D = dyn_cast_or_null<DoStmt>(F.PM->getParent(Block));
+        D && D->getBody() == Block && isa<IntegerLiteral>(D->getCond()->IgnoreParenImpCasts()) &&
+        cast<IntegerLiteral>(D->getCond()->IgnoreParenImpCasts())->getValue() == 0) {
+        Unit = D;
+        LB = D->getBeginLoc();
+        RB = D->getEndLoc();
+    }
+    if (!LB.isMacroID() || !RB.isMacroID() || !Lexer::isAtStartOfMacroExpansion(LB, SM, LO) ||
+        !Lexer::isAtEndOfMacroExpansion(RB, SM, LO))
+        return false;
+    CharSourceRange EB = SM.getExpansionRange(LB), EE = SM.getExpansionRange(RB);
+    if (EB.getBegin() != EE.getBegin())
+        return false;
+    // The braces come from the macro's own definition (not from one of its arguments).
+    if (SM.isMacroArgExpansion(LB) || SM.isMacroArgExpansion(RB) ||
+        SM.getImmediateExpansionRange(LB).getBegin() != EB.getBegin())
+        return false;
+    std::optional<unsigned> Begin = F.Src.offset(EB.getBegin()), Last = F.Src.offset(EE.getEnd());
+    if (!Begin || !Last)
+        return false;
+    unsigned End = *Last + Lexer::MeasureTokenLength(EE.getEnd(), SM, LO);
+    const Stmt *Holder = F.PM->getParent(Unit);
+    // Under a label the call site's declarations need a block of their own too.
+    bool InBlock = isa_and_nonnull<CompoundStmt>(Holder);
+    unsigned From = *Begin;
+    if (!InBlock) {
+        // `if (x) MACRO(...);`: the call site's block opens on the if's line.
+        size_t Prev = F.Src.buffer().take_front(From).find_last_not_of(" \t\r\n");
+        if (Prev != StringRef::npos)
+            From = unsigned(Prev + 1);
+    }
+    {
+        // `MACRO(...);`: the ';' goes with it (the call site takes the place of both).
+        StringRef Rest = F.Src.buffer().substr(End);
+        size_t Skip = Rest.find_first_not_of(" \t");
+        if (Skip != StringRef::npos && Rest[Skip] == ';')
+            End += unsigned(Skip + 1);
+    }
+    std::string Name = Lexer::getImmediateMacroName(LB, SM, LO).str();
+    SourceLocation DefBegin = SM.getSpellingLoc(LB), DefEnd = SM.getSpellingLoc(RB);
+    if (SM.getFileID(DefBegin) != SM.getFileID(DefEnd))
+        return false;
+    Why = "the section is written inside the macro " + Name;
+    // Its parameters: the #define's logical line.
+    StringRef File = SM.getBufferData(SM.getFileID(DefBegin));
+    size_t At = SM.getFileOffset(DefBegin);
+    size_t LineStart = File.rfind('\n', At);
+    while (LineStart != StringRef::npos && LineStart > 0) {
+        StringRef Prev = File.substr(0, LineStart).rtrim(" \t\r");
+        if (!Prev.endswith("\\"))
+            break;
+        LineStart = File.rfind('\n', LineStart - 1);
+    }
+    LineStart = LineStart == StringRef::npos ? 0 : LineStart + 1;
+    StringRef Head = File.substr(LineStart, At - LineStart).ltrim();
+    if (!Head.consume_front("#"))
+        return false;
+    Head = Head.ltrim();
+    if (!Head.consume_front("define"))
+        return false;
+    Head = Head.ltrim();
+    if (!Head.consume_front(Name) || !Head.consume_front("("))
+        return false;
+    size_t Close = Head.find(')');
+    if (Close == StringRef::npos) {
+        Why += " (its definition could not be read)";
+        return true;
+    }
+    std::vector<std::string> Params;
+    for (StringRef P : llvm::split(Head.take_front(Close), ','))
+        if (!P.trim().empty())
+            Params.push_back(P.trim().str());
+    std::optional<std::vector<std::string>> Args = invocationArgs(
+        F.Src.text(Span{*Begin, *Last + Lexer::MeasureTokenLength(EE.getEnd(), SM, LO)}));
+    if (!Args || (Args->size() != Params.size() &&
+                  !(Params.empty() && Args->size() == 1 && Args->front().empty()))) {
+        Why += " (its arguments could not be matched with its parameters)";
+        return true;
+    }
+    std::map<std::string, std::string> Map;
+    for (size_t K = 0; K < Params.size(); ++K) {
+        if (Params[K] == "..." || StringRef(Params[K]).endswith("..."))
+            return Why += " (variadic)", true;
+        Map[Params[K]] = (*Args)[K];
+    }
+    // The block: code before the lock, the section, the unlock, code after it.
+    std::vector<const Stmt *> Kids(Block->body_begin(), Block->body_end());
+    size_t L = size_t(std::find(Kids.begin(), Kids.end(), LockSt) - Kids.begin());
+    size_t U = Kids.size();
+    for (size_t K = L + 1; K < Kids.size(); ++K)
+        if (unlockOf(F, Kids[K], S.Lock.Identity)) {
+            U = K;
+            break;
+        }
+    if (U == Kids.size()) {
+        Why += " (no unlock of " + S.Lock.Written + " ends it in the same block)";
+        return true;
+    }
+    // Other lock operations of this lock, jumps out of the section's code, labels.
+    std::string Bad;
+    std::function<void(const Stmt *, bool)> Scan = [&](const Stmt *X, bool Held) {
+        if (!X || !Bad.empty())
+            return;
+        if (const LockOp *Op = F.op(X); Op && Op->Identity == S.Lock.Identity)
+            Bad = "another lock operation of " + S.Lock.Written;
+        if (Held && (isa<ReturnStmt>(X) || isa<GotoStmt>(X) || isa<IndirectGotoStmt>(X) ||
+                     isa<LabelStmt>(X) || isa<SwitchCase>(X)))
+            Bad = "a jump or a label in the section's code";
+        if (Held && (isa<BreakStmt>(X) || isa<ContinueStmt>(X))) {
+            const Stmt *T = jumpTarget(F, X);
+            bool Inside = false;
+            for (const Stmt *P = T; P && !Inside; P = F.PM->getParent(P))
+                Inside = P == Block;
+            if (!Inside || T == nullptr)
+                Bad = "a break or continue out of the section's code";
+        }
+        for (const Stmt *C : X->children())
+            Scan(C, Held);
+    };
+    for (size_t K = 0; K < Kids.size(); ++K)
+        if (K != L && K != U)
+            Scan(Kids[K], K > L && K < U);
+    if (!Bad.empty()) {
+        Why += " (" + Bad + ")";
+        return true;
+    }
+    // Variables: those the macro's other code uses must be the section's too (a variable bound
+    // for the section is used only by it).
+    auto vars = [&](const Stmt *X, std::set<const VarDecl *> &Out) {
+        std::function<void(const Stmt *)> W = [&](const Stmt *Y) {
+            if (!Y)
+                return;
+            if (const auto *D = dyn_cast<DeclRefExpr>(Y))
+                if (const auto *V = dyn_cast<VarDecl>(D->getDecl()); V && V->isLocalVarDeclOrParm())
+                    Out.insert(V);
+            for (const Stmt *C : Y->children())
+                W(C);
+        };
+        W(X);
+    };
+    std::set<const VarDecl *> InSection, Elsewhere;
+    for (size_t K = 0; K < Kids.size(); ++K)
+        vars(Kids[K], K > L && K < U ? InSection : Elsewhere);
+    for (const VarDecl *V : Elsewhere)
+        if (!InSection.count(V)) {
+            Why += " (the macro's code outside the section uses '" + V->getNameAsString() + "')";
+            return true;
+        }
+    // The text of each part.
+    auto text = [&](size_t From, size_t To) -> std::optional<std::string> {
+        if (From >= To)
+            return std::string();
+        SourceLocation B = inDefinition(SM, Kids[From]->getBeginLoc(), DefBegin, DefEnd, false);
+        SourceLocation E = inDefinition(SM, Kids[To - 1]->getEndLoc(), DefBegin, DefEnd, true);
+        if (B.isInvalid() || E.isInvalid() || SM.getFileOffset(E) < SM.getFileOffset(B))
+            return std::nullopt;
+        unsigned BO = SM.getFileOffset(B);
+        size_t LS = File.take_front(BO).find_last_of('\n');
+        LS = LS == StringRef::npos ? 0 : LS + 1;
+        if (File.substr(LS, BO - LS).trim().empty())
+            BO = unsigned(LS);
+        unsigned EO = SM.getFileOffset(E) + Lexer::MeasureTokenLength(E, SM, LO);
+        StringRef After = File.substr(EO);
+        size_t Skip = After.find_first_not_of(" \t");
+        if (Skip != StringRef::npos && After[Skip] == ';')
+            EO += unsigned(Skip + 1);
+        std::optional<std::string> T = substitute(File.substr(BO, EO - BO), Map, LO);
+        if (!T)
+            return std::nullopt;
+        return definitionLines(*T);
+    };
+    std::optional<std::string> Before = text(0, L), Code = text(L + 1, U),
+                               After = text(U + 1, Kids.size());
+    if (!Before || !Code || !After) {
+        Why += " (its text could not be taken from the definition: # or ##, or nested macros)";
+        return true;
+    }
+    for (const char *Name : {"__func__", "__FUNCTION__", "__PRETTY_FUNCTION__"})
+        if (StringRef(*Code).contains(Name)) {
+            Why +=
+                std::string(" (its code names ") + Name + ", which the macro's text cannot change)";
+            return true;
+        }
+    std::optional<CfgPos> Lock = F.Cfg->find(S.Lock.Call);
+    const CallExpr *UCall = unlockOf(F, Kids[U], S.Lock.Identity);
+    std::optional<CfgPos> Exit = F.Cfg->find(UCall);
+    if (!Lock || !Exit) {
+        Why += " (unreachable)";
+        return true;
+    }
+    Why.clear();
+    S.InMacro = true;
+    S.LockStmt = LockSt;
+    S.Block = Block;
+    S.First = unsigned(L);
+    S.BodyFirst = unsigned(L + 1);
+    S.Last = unsigned(U);
+    S.Whole = S.Body = Span{From, End};
+    S.Indent = F.Src.indentOf(*Begin);
+    S.MacroJoin = !InBlock;
+    if (S.MacroJoin)
+        S.Indent = F.Src.indentOf(From);
+    S.MacroBefore = *Before;
+    S.MacroText = *Code;
+    S.MacroAfter = *After;
+    NormalEnd NE;
+    NE.Unlock = UCall;
+    NE.Exit = *Exit;
+    NE.Final = true;
+    S.Ends = {NE};
+    S.Unlocks = {UCall};
+    S.EndLines = {F.Src.line(*Begin)};
+    S.Structured = true;
+    return true;
+}
 } // namespace
 
 std::optional<Span> statementSpan(const FunctionContext &F, const Stmt *S)
@@ -683,6 +1336,38 @@ std::optional<Span> statementSpan(const FunctionContext &F, const Stmt *S)
     if (Skip != StringRef::npos && Rest[Skip] == ';')
         End += unsigned(Skip + 1);
     return Span{*Begin, End};
+}
+
+std::optional<ForLock> forLockOf(const FunctionContext &F, const CallExpr *Call)
+{
+    const LockOp *Op = F.op(Call);
+    if (!Op || Op->Kind == OpKind::Trylock)
+        return std::nullopt;
+    // The for whose header holds the call.
+    const ForStmt *O = nullptr;
+    for (const Stmt *Cur = Call, *P = F.PM->getParent(Call); P; Cur = P, P = F.PM->getParent(P)) {
+        if (const auto *Fo = dyn_cast<ForStmt>(P)) {
+            if (Fo->getBody() == Cur)
+                return std::nullopt;
+            O = Fo;
+            break;
+        }
+        if (!isa<Expr>(P) && !isa<DeclStmt>(P))
+            return std::nullopt;
+    }
+    if (!O)
+        return std::nullopt;
+    std::vector<std::pair<const ForStmt *, const ForStmt *>> Tries;
+    if (const auto *I = dyn_cast_or_null<ForStmt>(O->getBody()))
+        Tries.push_back({O, I});
+    if (const auto *Up = dyn_cast_or_null<ForStmt>(F.PM->getParent(O)); Up && Up->getBody() == O)
+        Tries.push_back({Up, O});
+    Tries.push_back({O, nullptr});
+    for (auto [Outer, Inner] : Tries)
+        if (std::optional<ForLock> FL = tryForLock(F, Outer, Inner, Op->Identity))
+            if (FL->Lock == Call || FL->Unlock == Call)
+                return FL;
+    return std::nullopt;
 }
 
 const IfStmt *checkedIf(const FunctionContext &F, const CallExpr *Call)
@@ -821,6 +1506,11 @@ Section findSection(FunctionContext &F, const LockOp &Op)
         return S;
     }
     const Stmt *E = callStatement(F, Op.Call);
+    if (!E)
+        if (std::optional<ForLock> FL = forLockOf(F, Op.Call); FL && FL->Lock == Op.Call) {
+            forLockSection(F, S, *FL);
+            return S;
+        }
     if (!E) {
         S.Reason = "the lock call at line " + lineOf(F, Op.Call) +
                    " is part of a larger expression (its result is used)";
@@ -847,6 +1537,12 @@ Section findSection(FunctionContext &F, const LockOp &Op)
     }
     std::optional<Span> LockSpan = statementSpan(F, E);
     if (!LockSpan) {
+        std::string Why;
+        if (macroSection(F, S, E, Why)) {
+            if (!Why.empty())
+                S.Reason = Why;
+            return S;
+        }
         // Name the outermost macro the lock call comes from.
         SourceLocation L = Op.Call->getBeginLoc(), Last = L;
         while (L.isMacroID()) {

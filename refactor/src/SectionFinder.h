@@ -34,6 +34,24 @@ const clang::IfStmt *checkedIf(const FunctionContext &F, const clang::CallExpr *
 // the invocation produces nothing else.
 std::optional<Span> statementSpan(const FunctionContext &F, const clang::Stmt *S);
 
+// A for-statement lock macro, the shape of `#define SYNC(m) for (int i_ = 0; i_ ? (unlock(&m),
+// 0) : (lock(&m), 1); i_ = 1) for (int j_ = 0; !j_; j_ = 1)` used as `SYNC(m) { ... }` (or one
+// for, `for (int o_ = (lock(&m), 1); o_; o_ = 0, unlock(&m))`): found by running the headers
+// over their own integer variables, which must be declared in the inits and used nowhere else.
+// On entry the headers lock the lock exactly once and run the body; when the body ends (or a
+// continue of Loop) they unlock it exactly once and leave.  BreakUnlocks: a break out of Loop
+// does the same (with one for, a break skips the step: the lock stays held).
+struct ForLock {
+    const clang::ForStmt *Outer = nullptr;
+    const clang::ForStmt *Inner = nullptr; // null with one for
+    const clang::ForStmt *Loop = nullptr;  // the for whose body is the section
+    const clang::CallExpr *Lock = nullptr, *Unlock = nullptr;
+    bool BreakUnlocks = false;
+};
+
+// The for-statement lock macro whose header holds Call (its lock or its unlock), or none.
+std::optional<ForLock> forLockOf(const FunctionContext &F, const clang::CallExpr *Call);
+
 // True when S always transfers control out of Whole (return, jumps landing outside, calls that
 // do not return).
 bool alwaysLeaves(const FunctionContext &F, const clang::Stmt *S, Span Whole);

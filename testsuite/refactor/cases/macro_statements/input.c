@@ -1,5 +1,5 @@
 /* Statement macros that carry their own ';' (extstore's STAT_L(e);) are whole statements;
- * a macro that holds a whole section (STAT_INCR) keeps it. */
+ * a macro that holds a whole section (STAT_INCR) is extracted from its text at the use. */
 #include "harness.h"
 
 #define STAT_L(e) pthread_mutex_lock(&e->stats_mutex);
