@@ -36,12 +36,16 @@
  *     acquiring it (the owner field is set: the forking thread, say by a pthread_atfork
  *     prepare handler, which can then release it in the child), free otherwise.  A lock held
  *     at the fork by a thread the child lost stays held, as a glibc mutex does: the data it
- *     protects may be half-updated.  A combining session of a lost thread is not a hold: its
- *     lock is freed, and no section a lost thread published ever runs.
- *   - The forking thread's own locks need nothing: it cannot be waiting, it was forking.  (A
- *     fork called from inside a section that a combining lock runs for lt_execute - the forking
- *     thread is a combiner - is not supported: the child would go on combining the parent's
- *     queue.  rcl supports it: its servers have their own fork handlers, rcl/server.c.)
+ *     protects may be half-updated.  So does one a lost thread was releasing with nobody
+ *     waiting (unlock is not recorded: it keeps the unlock fast path free of stores).  A
+ *     combining session of a lost thread is not a hold: its lock is freed, and no section a
+ *     lost thread published ever runs.
+ *   - The forking thread's own locks need nothing but their owner field, which names the
+ *     thread's tid in the parent: the child's thread recognises it (owned_by_me).  It cannot
+ *     be waiting for a lock: it was forking.  (A fork called from inside a section that a
+ *     combining lock runs for lt_execute - the forking thread is a combiner - is not
+ *     supported: the child would go on combining the parent's queue.  rcl supports it: its
+ *     servers have their own fork handlers, rcl/server.c.)
  *   - Algorithms whose state cannot name a lost thread need no fork_child: spin (a test-and-
  *     set word), posix (glibc's), fc (its publications carry a fork generation: fc.c), rcl
  *     (rcl/server.c restarts the servers and forgets the clients).
@@ -158,9 +162,8 @@ void lt_mutex_after_fork_child(void)
     }
 }
 
-void lt_mutex_fork_repair(lt_mutex_t *m, int32_t forker_tid)
+void lt_mutex_fork_repair(lt_mutex_t *m)
 {
-    (void)forker_tid;
     if (flags_load(m) & LT_MUTEX_F_NATIVE_)
         return;
     const struct lt_algo *a = ops_load(m);
@@ -781,6 +784,16 @@ int lt_timedlock_handoff(lt_mutex_t *m, int (*trylock)(lt_mutex_t *),
     timed_unlink(&w);
     lt_lll_unlock(&timed_lock);
     return r == EAGAIN ? 0 : r;
+}
+
+void lt_mutex_timed_prepare_fork(void)
+{
+    lt_lll_lock(&timed_lock); /* the list is whole at the fork */
+}
+
+void lt_mutex_timed_parent_after_fork(void)
+{
+    lt_lll_unlock(&timed_lock);
 }
 
 void lt_mutex_timed_fork_child(void)

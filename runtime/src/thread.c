@@ -59,10 +59,12 @@ static void list_leave(struct lt_thread *t)
 static void prepare_fork(void)
 {
     pthread_mutex_lock(&list_lock); /* no thread is half-way onto the list at the fork */
+    lt_mutex_timed_prepare_fork();
 }
 
 static void parent_after_fork(void)
 {
+    lt_mutex_timed_parent_after_fork();
     pthread_mutex_unlock(&list_lock);
 }
 
@@ -76,7 +78,7 @@ static void child_after_fork(void)
     int32_t forker = self->tid;
     for (struct lt_thread *t = list_head; t; t = t->list_next)
         if (t != self && t->waiting)
-            lt_mutex_fork_repair(t->waiting, forker);
+            lt_mutex_fork_repair(t->waiting);
     list_head = NULL;
     self->listed = 0;
     pthread_mutex_init(&list_lock, NULL);

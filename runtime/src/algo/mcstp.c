@@ -34,8 +34,8 @@
  * waited for its own CPU.)
  *
  * Not strictly FIFO (a preempted waiter loses its place).  Waiting: spin publishing stamps,
- * yield while the lock is stuck (never parks).  timedlock polls trylock (a timed waiter does
- * not queue).  Holds up under oversubscription.
+ * yield while the lock is stuck (never parks).  A timed waiter does not queue: a release hands
+ * it the lock (mutex.c, "timedlock").  Holds up under oversubscription.
  * State: 24 bytes (tail, holder's node, generation) + a 128-byte node per thread per lock held
  * or awaited.
  */

@@ -12,10 +12,10 @@
  * spinning; twa fixes that).  The cheapest lock when uncontended: one atomic to lock, a plain
  * store to unlock.
  *
- * Waiting: LT_WAIT_SPIN.  A ticket cannot be given back, so a waiter cannot leave (timedlock
- * polls trylock instead of taking a ticket) and cannot be skipped: when threads outnumber
- * CPUs the lock is handed to descheduled waiters in turn and throughput collapses.  Not for
- * oversubscribed use.  State: 8 bytes.
+ * Waiting: LT_WAIT_SPIN.  A ticket cannot be given back, so a waiter cannot leave (a timed
+ * waiter takes no ticket: a release hands it the lock, mutex.c) and cannot be skipped: when
+ * threads outnumber CPUs the lock is handed to descheduled waiters in turn and throughput
+ * collapses.  Not for oversubscribed use.  State: 8 bytes.
  */
 #include "../algo.h"
 
