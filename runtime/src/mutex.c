@@ -648,7 +648,9 @@ int lt_timedlock_poll(lt_mutex_t *m, int (*trylock)(lt_mutex_t *), const struct 
  *   deadline: take the list's lock; GRANTED already: the lock is ours (0).  Else unlink the
  *             record, clear TIMED if it was m's last, and return ETIMEDOUT.
  *
- *   record.word:  WAITING --(releaser, under timed_lock: unlinked, owner set)--> GRANTED
+ *   record.word:  WAITING --(waiter: spin budget spent, CAS)--> PARKED (futex wait, timed)
+ *                 WAITING/PARKED --(releaser, under timed_lock: unlinked, owner set; XCHG,
+ *                                   FUTEX_WAKE if PARKED)--> GRANTED
  *
  * A record lives on its waiter's stack: only holders of timed_lock touch another thread's
  * record, and a granted waiter takes timed_lock once before it returns, so the releaser is
@@ -662,7 +664,7 @@ int lt_timedlock_poll(lt_mutex_t *m, int (*trylock)(lt_mutex_t *), const struct 
 struct timed_waiter {
     lt_mutex_t *m;
     struct timed_waiter *next;
-    uint32_t word; /* atomic: LT_WAITING, LT_GRANTED */
+    uint32_t word; /* atomic: LT_WAITING, LT_PARKED, LT_GRANTED */
     int32_t tid;
 };
 
@@ -761,12 +763,19 @@ int lt_timedlock_handoff(lt_mutex_t *m, int (*trylock)(lt_mutex_t *),
             break;
         if (!lt_spin_poll(&s, LT_WAIT_PARK))
             continue;
+        /* Park (wait.h's protocol: the releaser's exchange sees PARKED and wakes us).  relaxed:
+         * parking publishes nothing; the futex re-checks the word. */
+        uint32_t e = LT_WAITING;
+        if (!__atomic_compare_exchange_n(&w.word, &e, LT_PARKED, 0, __ATOMIC_RELAXED,
+                                         __ATOMIC_RELAXED) &&
+            e != LT_PARKED)
+            continue; /* granted meanwhile */
         if (left > TIMED_POLL_NS) {
             uint64_t t = lt_now_ns() + TIMED_POLL_NS;
             struct timespec poll = {(time_t)(t / 1000000000u), (long)(t % 1000000000u)};
-            lt_futex_wait(&w.word, LT_WAITING, &poll, CLOCK_MONOTONIC);
+            lt_futex_wait(&w.word, LT_PARKED, &poll, CLOCK_MONOTONIC);
         } else {
-            lt_futex_wait(&w.word, LT_WAITING, abstime, CLOCK_REALTIME);
+            lt_futex_wait(&w.word, LT_PARKED, abstime, CLOCK_REALTIME);
         }
     }
     lt_lll_lock(&timed_lock);
