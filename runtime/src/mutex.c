@@ -812,7 +812,7 @@ void lt_mutex_timed_fork_child(void)
                            __ATOMIC_RELAXED);
     timed_head = NULL;
     timed_tail = &timed_head;
-    timed_lock = 0;
+    lt_lll_unlock(&timed_lock); /* taken by this thread in lt_mutex_timed_prepare_fork */
 }
 
 __attribute__((constructor)) static void runtime_start(void)

@@ -81,7 +81,7 @@ static void child_after_fork(void)
             lt_mutex_fork_repair(t->waiting);
     list_head = NULL;
     self->listed = 0;
-    pthread_mutex_init(&list_lock, NULL);
+    pthread_mutex_unlock(&list_lock); /* taken by this thread in prepare_fork */
     /* This thread has a new tid (it joins the list again when it next asks for it), and the
      * condition waiters it deferred waking are threads of the parent. */
     if (forker != 0)
