@@ -24,6 +24,10 @@
  * live in memory shared with a process where the runtime is mapped elsewhere). */
 #define LT_MUTEX_F_TYPE_MASK_ 3u
 #define LT_MUTEX_F_NATIVE_    4u
+/* Set while timed waiters are announced (TIMED), and after a release handed the lock to one
+ * (HANDED): both send every operation on the lock to mutex.c's slow path (timedlock). */
+#define LT_MUTEX_F_TIMED_     8u
+#define LT_MUTEX_F_HANDED_    16u
 
 enum lt_caps {
     LT_CAP_DELEGATES = 1u << 0,     /* lt_execute may run the section on another thread */
@@ -65,6 +69,14 @@ struct lt_algo {
     /* Optional: lt_cond_timedwait for sections this algorithm runs (e.g. on a server).  NULL
      * means the generic condition variable (cond.c): release m, sleep, re-acquire m. */
     int (*cond_wait)(lt_cond_t *c, lt_mutex_t *m, const struct timespec *abstime);
+    /* Optional: in a forked child, where the forking thread is the only thread, on a lock that
+     * a thread lost in the fork was acquiring or executing on (mutex.c: fork).  Make the
+     * queue empty - no node, request or combiner of a lost thread stays - and leave the lock
+     * held by its holder when `held` (the holder's own bookkeeping, e.g. its queue node, is
+     * intact: it completed its acquisition), free otherwise.  Runs single-threaded, inside
+     * fork: relaxed stores suffice, and it must not allocate or take locks.  NULL: the
+     * algorithm's state never names a waiter (spin), or it has its own fork handler. */
+    void (*fork_child)(lt_mutex_t *m, int held);
 
     /* Optional hooks for an algorithm with state beyond its locks (RCL's servers, flat
      * combining's publication records).  The generic runtime calls them for every algorithm
@@ -93,9 +105,15 @@ extern const unsigned lt_nalgos;
 /* Helpers for algorithms (mutex.c). */
 
 /* timedlock by polling trylock: spin for the spin budget, then sleep between attempts with
- * exponential back-off (1 us .. 1 ms).  For the algorithms whose queue cannot be left once
- * joined (ticket, MCS, ...): a timed waiter never joins it. */
+ * exponential back-off (1 us .. 1 ms).  Loses to a queue that never empties: only for rcl's
+ * servicing threads (lt_timedlock_handoff is the others'). */
 int lt_timedlock_poll(lt_mutex_t *m, int (*trylock)(lt_mutex_t *), const struct timespec *abstime);
+/* timedlock that waits its turn under contention: the waiter announces itself and the next
+ * release through mutex.c hands it the lock (at most every other release; mutex.c, "timedlock").
+ * For the algorithms whose unlock releases the lock whoever calls it (the holder's node, if
+ * any, is kept in the lock), which is every one but rcl (and posix, which has glibc's). */
+int lt_timedlock_handoff(lt_mutex_t *m, int (*trylock)(lt_mutex_t *),
+                         const struct timespec *abstime);
 /* EINVAL unless 0 <= tv_nsec < 1e9. */
 int lt_abstime_check(const struct timespec *abstime);
 

@@ -57,7 +57,9 @@ void lt_misuse(const lt_mutex_t *m, enum lt_misuse kind)
                      "locktune: misuse: %s: %s, lock %p, algorithm %s, thread %d (reported once "
                      "per site)\n",
                      what[kind], lt_site_describe(site, where, sizeof where), (const void *)m,
-                     (m->_flags & LT_MUTEX_F_NATIVE_) ? "posix" : a->name, (int)lt_self());
+                     (__atomic_load_n(&m->_flags, __ATOMIC_RELAXED) & LT_MUTEX_F_NATIVE_) ? "posix"
+                                                                                          : a->name,
+                     (int)lt_self());
     if (n > (int)sizeof line - 1)
         n = (int)sizeof line - 1;
     ssize_t w = write(2, line, (size_t)n); /* one write: never interleaved */

@@ -34,6 +34,20 @@ static inline void lt_lll_lock(uint32_t *w)
         lt_futex_wait(w, 2, NULL, CLOCK_MONOTONIC);
 }
 
+/* lt_lll_lock with a deadline (absolute, CLOCK_REALTIME): 0, or ETIMEDOUT.  A sleeper is
+ * woken in its turn among the sleepers (the kernel wakes a futex's sleepers in order). */
+static inline int lt_lll_timedlock(uint32_t *w, const struct timespec *abstime)
+{
+    uint32_t c = 0;
+    /* acquire: as lt_lll_lock's. */
+    if (__atomic_compare_exchange_n(w, &c, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+        return 0;
+    while (__atomic_exchange_n(w, 2, __ATOMIC_ACQUIRE) != 0)
+        if (lt_futex_wait(w, 2, abstime, CLOCK_REALTIME) == ETIMEDOUT)
+            return __atomic_exchange_n(w, 2, __ATOMIC_ACQUIRE) == 0 ? 0 : ETIMEDOUT;
+    return 0;
+}
+
 static inline void lt_lll_unlock(uint32_t *w)
 {
     /* release: publishes the section's writes to the next holder. */

@@ -14,6 +14,41 @@
  *     +--------------------- lt_mutex_init (memset) <-- DESTROYED <--lt_mutex_destroy--+
  *
  * Threads that find BINDING wait for the publication; a lock is initialised exactly once.
+ *
+ * fork.  In a forked child only the forking thread exists, but every lock keeps the state the
+ * parent's threads left in it: queue nodes of threads that are gone, requests they published
+ * for a combiner, a combiner that is gone.  A queue lock would hand the lock to a waiter that
+ * does not exist (the child hangs); a combining lock would run a section of a thread that does
+ * not exist.  The protocol:
+ *
+ *   - Every lock operation that can wait or combine - the algorithm's lock, timedlock and
+ *     execute, and a condition wait's re-acquisition - runs with lt_thread_self.waiting = m
+ *     (the previous value restored after: a combiner's sections nest).  The store precedes the
+ *     call, which the compiler cannot move it past (the callee may read it), and the fork
+ *     copies each thread's memory as of one point of its program order; so a thread the child
+ *     lost is in a lock's queue, or holds a request in it, or combines on it, only if its
+ *     `waiting` names that lock.  The fast path pays a TLS load and two TLS stores; a thread
+ *     goes through the slow path once to learn its tid, which puts it on the thread list.
+ *   - The runtime's child fork handler (thread.c; installed by a constructor, so it runs
+ *     before the program's child handlers, which may release locks) walks the thread list and
+ *     calls lt_mutex_fork_repair for each lock a lost thread was waiting on: the algorithm's
+ *     fork_child makes the lock's queue empty and leaves it held when its holder had finished
+ *     acquiring it (the owner field is set: the forking thread, say by a pthread_atfork
+ *     prepare handler, which can then release it in the child), free otherwise.  A lock held
+ *     at the fork by a thread the child lost stays held, as a glibc mutex does: the data it
+ *     protects may be half-updated.  So does one a lost thread was releasing with nobody
+ *     waiting (unlock is not recorded: it keeps the unlock fast path free of stores).  A
+ *     combining session of a lost thread is not a hold: its lock is freed, and no section a
+ *     lost thread published ever runs.
+ *   - The forking thread's own locks need nothing but their owner field, which names the
+ *     thread's tid in the parent: the child's thread recognises it (owned_by_me).  It cannot
+ *     be waiting for a lock: it was forking.  (A fork called from inside a section that a
+ *     combining lock runs for lt_execute - the forking thread is a combiner - is not
+ *     supported: the child would go on combining the parent's queue.  rcl supports it: its
+ *     servers have their own fork handlers, rcl/server.c.)
+ *   - Algorithms whose state cannot name a lost thread need no fork_child: spin (a test-and-
+ *     set word), posix (glibc's), fc (its publications carry a fork generation: fc.c), rcl
+ *     (rcl/server.c restarts the servers and forgets the clients).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -27,6 +62,8 @@
 #include "algo.h"
 #include "config.h"
 #include "diag.h"
+#include "futex.h"
+#include "lll.h"
 #include "mutex.h"
 #include "thread.h"
 
@@ -66,6 +103,29 @@ static inline void owner_store(lt_mutex_t *m, int32_t tid)
     __atomic_store_n(&m->_owner, tid, __ATOMIC_RELAXED);
 }
 
+/* Whether the owner field names the calling thread (tid me).  In a forked child, a lock the
+ * forking thread held still names its tid in the parent (forked_tid): that is us too; the
+ * field is brought up to date here, on the slow path the stale tid sends us to.  (Across a
+ * second fork, locks held since before the first one are no longer recognised.) */
+static inline int owned_by_me(lt_mutex_t *m, int32_t me)
+{
+    int32_t owner = owner_load(m);
+    if (owner == me)
+        return 1;
+    if (__builtin_expect(owner == 0 || owner != lt_thread_self.forked_tid, 1))
+        return 0;
+    owner_store(m, me);
+    return 1;
+}
+
+/* m->_flags: written by lt_mutex_init before the lock is shared, then only the TIMED and
+ * HANDED bits change (under the timed-waiter list's lock, by atomic OR/AND: see timedlock).
+ * relaxed: the bits are hints that send the lock's operations to the slow path; see there. */
+static inline uint32_t flags_load(const lt_mutex_t *m)
+{
+    return __atomic_load_n(&m->_flags, __ATOMIC_RELAXED);
+}
+
 static void prepare(const struct lt_algo *a)
 {
     if (a != &lt_algo_posix)
@@ -100,6 +160,28 @@ void lt_mutex_after_fork_child(void)
         if (m && m->_ops == OPS_BINDING)
             m->_ops = NULL;
     }
+}
+
+void lt_mutex_fork_repair(lt_mutex_t *m)
+{
+    if (flags_load(m) & LT_MUTEX_F_NATIVE_)
+        return;
+    const struct lt_algo *a = ops_load(m);
+    if (!bound(a) || !a->fork_child)
+        return;
+    /* Held: its holder completed the acquisition (lt_acquired is an acquisition's last step,
+     * and mutex.c clears the field before the algorithm's unlock). */
+    a->fork_child(m, owner_load(m) != 0);
+}
+
+/* The lock operations that may wait or combine run with lt_thread_self.waiting = m (see the
+ * header); `prev` is restored after. */
+static inline struct lt_thread *waiting_enter(lt_mutex_t *m, lt_mutex_t **prev)
+{
+    struct lt_thread *t = &lt_thread_self;
+    *prev = t->waiting;
+    t->waiting = m;
+    return t;
 }
 
 static __attribute__((noinline)) const struct lt_algo *bind_slow(lt_mutex_t *m)
@@ -201,7 +283,7 @@ static int native_acquire(lt_mutex_t *m, enum mode mode, const struct timespec *
 static __attribute__((noinline)) int acquire_slow(lt_mutex_t *m, enum mode mode,
                                                   const struct timespec *abstime)
 {
-    uint32_t f = m->_flags;
+    uint32_t f = flags_load(m);
     if (f & LT_MUTEX_F_NATIVE_)
         return native_acquire(m, mode, abstime);
     const struct lt_algo *a = ops_load(m);
@@ -209,9 +291,9 @@ static __attribute__((noinline)) int acquire_slow(lt_mutex_t *m, enum mode mode,
         lt_misuse(m, LT_MISUSE_DESTROYED);
         return EINVAL;
     }
-    int32_t me = lt_self();
+    int32_t me = lt_self(); /* puts this thread on the thread list (fork) */
     uint32_t type = f & LT_MUTEX_F_TYPE_MASK_;
-    if (owner_load(m) == me) {
+    if (owned_by_me(m, me)) {
         if (type == LT_MUTEX_F_RECURSIVE_) {
             if (m->_count == UINT32_MAX)
                 return EAGAIN;
@@ -228,9 +310,12 @@ static __attribute__((noinline)) int acquire_slow(lt_mutex_t *m, enum mode mode,
         /* default type: the algorithm reports it when it waits (lt_contended), then deadlocks
          * as POSIX says (or times out) */
     }
+    lt_mutex_t *prev;
+    struct lt_thread *t = waiting_enter(m, &prev);
     int r = mode == MODE_LOCK  ? a->lock(m)
             : mode == MODE_TRY ? a->trylock(m)
                                : a->timedlock(m, abstime);
+    t->waiting = prev;
     if (r != 0) {
         if (r == EBUSY)
             lt_stat(m->_site, LT_STAT_TRY_FAILED);
@@ -245,15 +330,20 @@ static __attribute__((noinline)) int acquire_slow(lt_mutex_t *m, enum mode mode,
 LT_API int lt_mutex_lock(lt_mutex_t *m)
 {
     const struct lt_algo *a = ops_load(m);
-    if (__builtin_expect(bound(a) && m->_flags == 0, 1))
-        return a->lock(m); /* records the owner (lt_acquired); a relock waits: lt_contended */
+    if (__builtin_expect(bound(a) && flags_load(m) == 0 && lt_thread_self.tid != 0, 1)) {
+        lt_mutex_t *prev;
+        struct lt_thread *t = waiting_enter(m, &prev);
+        int r = a->lock(m); /* records the owner (lt_acquired); a relock waits: lt_contended */
+        t->waiting = prev;
+        return r;
+    }
     return acquire_slow(m, MODE_LOCK, NULL);
 }
 
 LT_API int lt_mutex_trylock(lt_mutex_t *m)
 {
     const struct lt_algo *a = ops_load(m);
-    if (__builtin_expect(bound(a) && m->_flags == 0 && !lt_stats_on, 1))
+    if (__builtin_expect(bound(a) && flags_load(m) == 0 && !lt_stats_on, 1))
         return a->trylock(m); /* EBUSY on a lock the caller holds, too */
     return acquire_slow(m, MODE_TRY, NULL);
 }
@@ -264,6 +354,7 @@ LT_API int lt_mutex_timedlock(lt_mutex_t *m, const struct timespec *abstime)
 }
 
 static int release_slow(lt_mutex_t *m);
+static int timed_handoff(lt_mutex_t *m);
 
 /* Release, then wake the condition waiters this thread signalled while holding m. */
 static __attribute__((noinline)) int release_slow_and_flush(lt_mutex_t *m)
@@ -276,7 +367,7 @@ static __attribute__((noinline)) int release_slow_and_flush(lt_mutex_t *m)
 
 static int release_slow(lt_mutex_t *m)
 {
-    uint32_t f = m->_flags;
+    uint32_t f = flags_load(m);
     if (f & LT_MUTEX_F_NATIVE_)
         return pthread_mutex_unlock(&m->_u._posix);
     const struct lt_algo *a = ops_load(m);
@@ -284,7 +375,7 @@ static int release_slow(lt_mutex_t *m)
         lt_misuse(m, LT_MISUSE_DESTROYED);
         return EINVAL;
     }
-    int32_t me = lt_self(), owner = owner_load(m);
+    int32_t me = lt_self(), owner = owned_by_me(m, me) ? me : owner_load(m);
     uint32_t type = f & LT_MUTEX_F_TYPE_MASK_;
     if (owner != me) {
         if (type != 0)
@@ -297,6 +388,8 @@ static int release_slow(lt_mutex_t *m)
     } else if (type == LT_MUTEX_F_RECURSIVE_ && --m->_count > 0) {
         return 0;
     }
+    if ((flags_load(m) & (LT_MUTEX_F_TIMED_ | LT_MUTEX_F_HANDED_)) && timed_handoff(m))
+        return 0; /* a timed waiter holds it now */
     m->_count = 0;
     owner_store(m, 0);
     return a->unlock(m);
@@ -308,7 +401,7 @@ LT_API int lt_mutex_unlock(lt_mutex_t *m)
     /* A holder knows its tid already (lt_acquired): no call on this path, hence no frame.
      * Deferred condition wake-ups (cond.c) are done on the slow path, after the release. */
     int32_t me = lt_thread_self.tid;
-    if (__builtin_expect(bound(a) && m->_flags == 0 && me != 0 && owner_load(m) == me &&
+    if (__builtin_expect(bound(a) && flags_load(m) == 0 && me != 0 && owner_load(m) == me &&
                              !lt_thread_self.deferred,
                          1)) {
         owner_store(m, 0);
@@ -319,7 +412,7 @@ LT_API int lt_mutex_unlock(lt_mutex_t *m)
 
 LT_API int lt_mutex_destroy(lt_mutex_t *m)
 {
-    if (m->_flags & LT_MUTEX_F_NATIVE_) {
+    if (flags_load(m) & LT_MUTEX_F_NATIVE_) {
         int r = pthread_mutex_destroy(&m->_u._posix);
         if (r == 0)
             lt_stat(m->_site, LT_STAT_DESTROYED);
@@ -333,6 +426,10 @@ LT_API int lt_mutex_destroy(lt_mutex_t *m)
     if (bound(a)) {
         if (owner_load(m) != 0) {
             lt_misuse(m, LT_MISUSE_DESTROY_HELD);
+            return EBUSY;
+        }
+        if (flags_load(m) & LT_MUTEX_F_TIMED_) { /* a timed waiter waits for it */
+            lt_misuse(m, LT_MISUSE_DESTROY_BUSY);
             return EBUSY;
         }
         int r = a->destroy(m);
@@ -352,17 +449,23 @@ LT_API int lt_mutex_destroy(lt_mutex_t *m)
  * when the algorithm keeps the recursion itself. */
 static inline int own_execute(const struct lt_algo *a, const lt_mutex_t *m)
 {
-    uint32_t f = m->_flags;
+    uint32_t f = flags_load(m);
     return f == 0 || (f == LT_MUTEX_F_RECURSIVE_ && (a->caps & LT_CAP_RECURSIVE_EXEC));
 }
 
 LT_API void *lt_execute_ex(lt_mutex_t *m, lt_cs_fn fn, void *ctx, unsigned flags)
 {
     const struct lt_algo *a = ops_load(m);
-    if (__builtin_expect(!bound(a), 0) && !(m->_flags & LT_MUTEX_F_NATIVE_))
+    if (__builtin_expect(!bound(a), 0) && !(flags_load(m) & LT_MUTEX_F_NATIVE_))
         a = bind_slow(m);
-    if (a && bound(a) && a->execute && own_execute(a, m))
-        return a->execute(m, fn, ctx, flags);
+    if (a && bound(a) && a->execute && own_execute(a, m)) {
+        lt_self(); /* on the thread list (fork) */
+        lt_mutex_t *prev;
+        struct lt_thread *t = waiting_enter(m, &prev);
+        void *v = a->execute(m, fn, ctx, flags);
+        t->waiting = prev;
+        return v;
+    }
     int r = lt_mutex_lock(m);
     if (r != 0) {
         /* No error channel: running fn unprotected or not at all would both be silent. */
@@ -395,7 +498,7 @@ LT_API void *lt_execute(lt_mutex_t *m, lt_cs_fn fn, void *ctx)
 LT_API int lt_execute_trylock(lt_mutex_t *m, lt_cs_fn fn, void *ctx, void **result)
 {
     const struct lt_algo *a = ops_load(m);
-    if (__builtin_expect(!bound(a), 0) && !(m->_flags & LT_MUTEX_F_NATIVE_))
+    if (__builtin_expect(!bound(a), 0) && !(flags_load(m) & LT_MUTEX_F_NATIVE_))
         a = bind_slow(m);
     if (a && bound(a) && a->execute_trylock && own_execute(a, m))
         return a->execute_trylock(m, fn, ctx, result);
@@ -411,7 +514,7 @@ LT_API int lt_execute_trylock(lt_mutex_t *m, lt_cs_fn fn, void *ctx, void **resu
 
 LT_API const char *lt_mutex_algorithm(lt_mutex_t *m)
 {
-    if (m->_flags & LT_MUTEX_F_NATIVE_)
+    if (flags_load(m) & LT_MUTEX_F_NATIVE_)
         return lt_algo_posix.name;
     const struct lt_algo *a = ops_load(m);
     if (!bound(a) && !(a = bind_slow(m)))
@@ -423,22 +526,22 @@ LT_API const char *lt_mutex_algorithm(lt_mutex_t *m)
 
 int lt_mutex_held(const lt_mutex_t *m)
 {
-    if (m->_flags & LT_MUTEX_F_NATIVE_)
+    if (flags_load(m) & LT_MUTEX_F_NATIVE_)
         return m->_u._posix.__data.__owner == lt_self();
-    return bound(ops_load(m)) && owner_load(m) == lt_self();
+    return bound(ops_load(m)) && owned_by_me((lt_mutex_t *)m, lt_self());
 }
 
 int lt_mutex_cond_check(lt_mutex_t *m)
 {
-    if (m->_flags & LT_MUTEX_F_NATIVE_) /* glibc records the holder's tid for every type */
+    if (flags_load(m) & LT_MUTEX_F_NATIVE_) /* glibc records the holder's tid for every type */
         return m->_u._posix.__data.__owner == lt_self() ? 0 : EPERM;
     const struct lt_algo *a = ops_load(m);
     if (a == OPS_DESTROYED) {
         lt_misuse(m, LT_MISUSE_DESTROYED);
         return EINVAL;
     }
-    if (!bound(a) || owner_load(m) != lt_self()) {
-        if (!(m->_flags & LT_MUTEX_F_TYPE_MASK_))
+    if (!bound(a) || !owned_by_me(m, lt_self())) {
+        if (!(flags_load(m) & LT_MUTEX_F_TYPE_MASK_))
             lt_misuse(m, LT_MISUSE_COND_NOT_HELD);
         return EPERM;
     }
@@ -447,7 +550,7 @@ int lt_mutex_cond_check(lt_mutex_t *m)
 
 void lt_mutex_cond_release(lt_mutex_t *m, uint32_t *depth)
 {
-    if (m->_flags & LT_MUTEX_F_NATIVE_) {
+    if (flags_load(m) & LT_MUTEX_F_NATIVE_) {
         *depth = 1;
         pthread_mutex_unlock(&m->_u._posix);
     } else {
@@ -465,11 +568,14 @@ void lt_mutex_cond_release(lt_mutex_t *m, uint32_t *depth)
 
 void lt_mutex_cond_reacquire(lt_mutex_t *m, uint32_t depth)
 {
-    if (m->_flags & LT_MUTEX_F_NATIVE_) {
+    if (flags_load(m) & LT_MUTEX_F_NATIVE_) {
         pthread_mutex_lock(&m->_u._posix);
         return;
     }
+    lt_mutex_t *prev;
+    struct lt_thread *t = waiting_enter(m, &prev);
     ops_load(m)->lock(m); /* records the owner */
+    t->waiting = prev;
     m->_count = depth;
 }
 
@@ -492,12 +598,7 @@ int lt_abstime_check(const struct timespec *abstime)
     return abstime && abstime->tv_nsec >= 0 && abstime->tv_nsec < 1000000000L ? 0 : EINVAL;
 }
 
-static int64_t ns_until(const struct timespec *abstime)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    return (int64_t)(abstime->tv_sec - now.tv_sec) * 1000000000 + (abstime->tv_nsec - now.tv_nsec);
-}
+static int64_t ns_until(const struct timespec *abstime);
 
 int lt_timedlock_poll(lt_mutex_t *m, int (*trylock)(lt_mutex_t *), const struct timespec *abstime)
 {
@@ -521,6 +622,197 @@ int lt_timedlock_poll(lt_mutex_t *m, int (*trylock)(lt_mutex_t *), const struct 
         nanosleep(&ts, NULL);
         delay = delay * 2 > 1000000 ? 1000000 : delay * 2;
     }
+}
+
+/* ---- timedlock: the timed waiter is handed the lock ----
+ *
+ * A timed waiter cannot join most of the algorithms' queues (a ticket cannot be given back, an
+ * MCS node cannot leave), and polling trylock never wins against a FIFO queue that never
+ * empties.  So a timed waiter announces itself, and a releaser hands it the lock:
+ *
+ *   waiter:   trylock.  Failing that: append a record {m, tid, word = WAITING} to the timed
+ *             list (lock `timed_lock`) and set TIMED in m->_flags - from then on every lock
+ *             operation on m takes mutex.c's slow path.  trylock again (a release that read
+ *             the flags before they changed handed nobody the lock), then sleep on the word
+ *             until GRANTED, polling trylock now and then, or until the deadline.
+ *   release:  (release_slow, by lt_mutex_unlock and by lt_execute's lock-call-unlock, which
+ *             the flag selects) TIMED set and HANDED clear: take the list's lock, unlink m's
+ *             eldest record, make its thread the owner (the owner field, the count) - the
+ *             algorithm's state stays "held": every algorithm that uses this scheme releases
+ *             a lock for any thread that unlocks it (its holder's node is kept in the lock,
+ *             not in the thread) - set HANDED, clear TIMED if no record of m is left, store
+ *             GRANTED (release: the new owner sees the section's writes) and wake the waiter.
+ *             HANDED set: clear it and release normally.  So timed waiters get at most every
+ *             other release of a lock, and the others' queue keeps moving: a queued waiter
+ *             waits at most one extra section per timed waiter's acquisition.
+ *   deadline: take the list's lock; GRANTED already: the lock is ours (0).  Else unlink the
+ *             record, clear TIMED if it was m's last, and return ETIMEDOUT.
+ *
+ *   record.word:  WAITING --(waiter: spin budget spent, CAS)--> PARKED (futex wait, timed)
+ *                 WAITING/PARKED --(releaser, under timed_lock: unlinked, owner set; XCHG,
+ *                                   FUTEX_WAKE if PARKED)--> GRANTED
+ *
+ * A record lives on its waiter's stack: only holders of timed_lock touch another thread's
+ * record, and a granted waiter takes timed_lock once before it returns, so the releaser is
+ * done with the record (and its FUTEX_WAKE) by then.  The flags are read relaxed: a releaser
+ * that misses a TIMED bit just set releases normally, and the waiter's second trylock or its
+ * polls (at most TIMED_POLL_NS apart) take the lock if it is left free.  The deadline is kept
+ * to within a wake-up: the waiter sleeps with the deadline as its futex timeout.
+ *
+ * fork: the child forgets the records (their threads are gone) and clears their locks' bits
+ * (lt_mutex_timed_fork_child, from thread.c's child handler). */
+struct timed_waiter {
+    lt_mutex_t *m;
+    struct timed_waiter *next;
+    uint32_t word; /* atomic: LT_WAITING, LT_PARKED, LT_GRANTED */
+    int32_t tid;
+};
+
+static uint32_t timed_lock;                                         /* lll.h */
+static struct timed_waiter *timed_head, **timed_tail = &timed_head; /* FIFO, under timed_lock */
+
+#define TIMED_POLL_NS 1000000 /* a timed waiter tries the lock itself at least every 1 ms */
+
+static int timed_has(const lt_mutex_t *m)
+{
+    for (struct timed_waiter *w = timed_head; w; w = w->next)
+        if (w->m == m)
+            return 1;
+    return 0;
+}
+
+/* Unlink w (under timed_lock); clears TIMED when it was m's last record. */
+static void timed_unlink(struct timed_waiter *w)
+{
+    struct timed_waiter **p = &timed_head;
+    while (*p != w)
+        p = &(*p)->next;
+    *p = w->next;
+    if (timed_tail == &w->next)
+        timed_tail = p;
+    if (!timed_has(w->m))
+        __atomic_fetch_and(&w->m->_flags, ~LT_MUTEX_F_TIMED_, __ATOMIC_RELAXED);
+}
+
+/* In release_slow, with TIMED or HANDED set: 1 when the lock went to a timed waiter (it stays
+ * held, by that waiter now), 0 when the caller must release it. */
+static int timed_handoff(lt_mutex_t *m)
+{
+    if (__atomic_load_n(&m->_flags, __ATOMIC_RELAXED) & LT_MUTEX_F_HANDED_) {
+        __atomic_fetch_and(&m->_flags, ~LT_MUTEX_F_HANDED_, __ATOMIC_RELAXED);
+        return 0; /* the previous release went to a timed waiter: this one to the queue */
+    }
+    lt_lll_lock(&timed_lock);
+    struct timed_waiter *w = timed_head;
+    while (w && w->m != m)
+        w = w->next;
+    if (!w) {
+        lt_lll_unlock(&timed_lock);
+        return 0;
+    }
+    timed_unlink(w);
+    __atomic_fetch_or(&m->_flags, LT_MUTEX_F_HANDED_, __ATOMIC_RELAXED);
+    m->_count = 1;
+    owner_store(m, w->tid);
+    lt_stat(m->_site, LT_STAT_HANDOVERS);
+    lt_wake_word(&w->word, LT_GRANTED); /* release: the section's writes go with the lock */
+    lt_lll_unlock(&timed_lock);
+    return 1;
+}
+
+static int64_t ns_until(const struct timespec *abstime)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    return (int64_t)(abstime->tv_sec - now.tv_sec) * 1000000000 + (abstime->tv_nsec - now.tv_nsec);
+}
+
+int lt_timedlock_handoff(lt_mutex_t *m, int (*trylock)(lt_mutex_t *),
+                         const struct timespec *abstime)
+{
+    if (trylock(m) == 0)
+        return 0;
+    if (lt_abstime_check(abstime))
+        return EINVAL;
+    if (ns_until(abstime) <= 0)
+        return ETIMEDOUT;
+    lt_contended(m);
+    struct timed_waiter w = {m, NULL, LT_WAITING, lt_self()};
+    lt_lll_lock(&timed_lock);
+    *timed_tail = &w;
+    timed_tail = &w.next;
+    /* seq_cst: the bit is set before the trylock below reads the lock's state, so a release
+     * either comes after that read (and its releaser can see the bit) or leaves the lock free
+     * for that trylock.  (The releaser's read is relaxed: the polls cover what it misses.) */
+    __atomic_fetch_or(&m->_flags, LT_MUTEX_F_TIMED_, __ATOMIC_SEQ_CST);
+    lt_lll_unlock(&timed_lock);
+    struct lt_spin s = LT_SPIN_INIT;
+    int r = ETIMEDOUT;
+    for (;;) {
+        /* acquire: pairs with the releaser's release exchange (lt_wake_word). */
+        if (__atomic_load_n(&w.word, __ATOMIC_ACQUIRE) == LT_GRANTED) {
+            r = 0;
+            break;
+        }
+        if (trylock(m) == 0) {
+            r = EAGAIN; /* ours by trylock: withdraw the record below */
+            break;
+        }
+        int64_t left = ns_until(abstime);
+        if (left <= 0)
+            break;
+        if (!lt_spin_poll(&s, LT_WAIT_PARK))
+            continue;
+        /* Park (wait.h's protocol: the releaser's exchange sees PARKED and wakes us).  relaxed:
+         * parking publishes nothing; the futex re-checks the word. */
+        uint32_t e = LT_WAITING;
+        if (!__atomic_compare_exchange_n(&w.word, &e, LT_PARKED, 0, __ATOMIC_RELAXED,
+                                         __ATOMIC_RELAXED) &&
+            e != LT_PARKED)
+            continue; /* granted meanwhile */
+        if (left > TIMED_POLL_NS) {
+            uint64_t t = lt_now_ns() + TIMED_POLL_NS;
+            struct timespec poll = {(time_t)(t / 1000000000u), (long)(t % 1000000000u)};
+            lt_futex_wait(&w.word, LT_PARKED, &poll, CLOCK_MONOTONIC);
+        } else {
+            lt_futex_wait(&w.word, LT_PARKED, abstime, CLOCK_REALTIME);
+        }
+    }
+    lt_lll_lock(&timed_lock);
+    if (__atomic_load_n(&w.word, __ATOMIC_ACQUIRE) == LT_GRANTED) {
+        /* Handed the lock (perhaps as the deadline passed: a success, as when trylock wins
+         * at the last moment).  The releaser recorded us as the owner. */
+        lt_lll_unlock(&timed_lock);
+        if (r == EAGAIN) { /* impossible: a releaser held the lock while we took it */
+            fputs("locktune: internal error: a timed waiter was handed a lock it took\n", stderr);
+            abort();
+        }
+        lt_stat(m->_site, LT_STAT_ACQUIRED);
+        return 0;
+    }
+    timed_unlink(&w);
+    lt_lll_unlock(&timed_lock);
+    return r == EAGAIN ? 0 : r;
+}
+
+void lt_mutex_timed_prepare_fork(void)
+{
+    lt_lll_lock(&timed_lock); /* the list is whole at the fork */
+}
+
+void lt_mutex_timed_parent_after_fork(void)
+{
+    lt_lll_unlock(&timed_lock);
+}
+
+void lt_mutex_timed_fork_child(void)
+{
+    for (struct timed_waiter *w = timed_head; w; w = w->next)
+        __atomic_fetch_and(&w->m->_flags, ~(LT_MUTEX_F_TIMED_ | LT_MUTEX_F_HANDED_),
+                           __ATOMIC_RELAXED);
+    timed_head = NULL;
+    timed_tail = &timed_head;
+    lt_lll_unlock(&timed_lock); /* taken by this thread in lt_mutex_timed_prepare_fork */
 }
 
 __attribute__((constructor)) static void runtime_start(void)

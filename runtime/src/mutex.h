@@ -22,6 +22,14 @@ void lt_mutex_cond_reacquire(lt_mutex_t *m, uint32_t depth);
 
 /* A forked child: locks that another thread was binding at the fork are unbound again. */
 void lt_mutex_after_fork_child(void);
+/* A forked child: m was being acquired (or executed on) by a thread lost in the fork; make
+ * its state consistent (mutex.c: fork). */
+void lt_mutex_fork_repair(lt_mutex_t *m);
+/* fork: the timed waiters' list is held across the fork; in the child, the timed waiters
+ * announced at the fork are gone (mutex.c: timedlock). */
+void lt_mutex_timed_prepare_fork(void);
+void lt_mutex_timed_parent_after_fork(void);
+void lt_mutex_timed_fork_child(void);
 
 /* The condition wait of cond.c, for every algorithm: release m, sleep, take m back (by the
  * algorithm's unlock and lock).  An algorithm's cond_wait hook may wrap it. */

@@ -7,11 +7,17 @@
  * taken from its own free list and given back at unlock (to the unlocking thread's list, which
  * is the same thread unless a lock is released by another thread).  A thread's free nodes are
  * released when it exits.
+ *
+ * Every thread that has used a lock is on one list (thread.c), so that a forked child can see
+ * what the threads it lost were doing: `waiting` names the lock a thread is inside the
+ * acquisition or lt_execute of (mutex.c: the fork protocol).
  */
 #ifndef LT_THREAD_H
 #define LT_THREAD_H
 
 #include <stdint.h>
+
+#include "locktune.h"
 
 struct lt_qnode;
 struct lt_stats_thread;
@@ -31,6 +37,13 @@ struct lt_thread {
     uint32_t nfree;
     struct lt_qnode *free; /* node free list */
     struct lt_stats_thread *stats;
+    /* The lock this thread is acquiring, or executing a section on (mutex.c sets it around
+     * the algorithm's lock, timedlock and execute; the innermost one when they nest).  Read
+     * only by a forked child's fork handler, which finds the locks a lost thread waited for. */
+    lt_mutex_t *waiting;
+    struct lt_thread *list_next, *list_prev; /* the list of threads (thread.c's list lock) */
+    int32_t forked_tid; /* in a forked child: this thread's tid in the parent (mutex.c) */
+    uint8_t listed;
 };
 
 extern __thread struct lt_thread lt_thread_self __attribute__((tls_model("initial-exec")));

@@ -29,7 +29,7 @@
 #include "locktune.h"
 
 #define NLOCKS    3
-#define NWORKERS  4
+#define NWORKERS  8 /* on 2 CPUs: oversubscribed, so locks have queues at the fork */
 #define FORKS     20
 #define CHILD_OPS 200
 

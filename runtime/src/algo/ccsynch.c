@@ -207,7 +207,7 @@ static int cc_trylock(lt_mutex_t *m)
 
 static int cc_timedlock(lt_mutex_t *m, const struct timespec *abstime)
 {
-    return lt_timedlock_poll(m, cc_trylock, abstime);
+    return lt_timedlock_handoff(m, cc_trylock, abstime);
 }
 
 static int cc_unlock(lt_mutex_t *m)
@@ -230,6 +230,20 @@ static int cc_unlock(lt_mutex_t *m)
     return 0;
 }
 
+/* fork (mutex.c): the requests queued after a lock() holder's fresh node (l->hold) are lost
+ * threads', and so is a combining session; the holder's node becomes the tail again (a lost
+ * thread may have written a request into it: the next one to swap the tail in overwrites it),
+ * or the queue goes. */
+static void cc_fork_child(lt_mutex_t *m, int held)
+{
+    struct cc_lock *l = LT_STATE(m, struct cc_lock);
+    struct lt_qnode *h = held ? l->hold : NULL;
+    if (h)
+        __atomic_store_n(&h->next, NULL, __ATOMIC_RELAXED);
+    l->hold = h;
+    __atomic_store_n(&l->tail, h, __ATOMIC_RELAXED);
+}
+
 const struct lt_algo lt_algo_ccsynch = {
     .name = "ccsynch",
     .caps = LT_CAP_DELEGATES | LT_CAP_SUPPORTS_COND | LT_CAP_FIFO,
@@ -244,6 +258,7 @@ const struct lt_algo lt_algo_ccsynch = {
     .trylock = cc_trylock,
     .timedlock = cc_timedlock,
     .unlock = cc_unlock,
+    .fork_child = cc_fork_child,
     .execute = cc_execute,
     .cond_wait = lt_combining_cond_wait,
 };

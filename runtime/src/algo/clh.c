@@ -82,7 +82,7 @@ static int clh_trylock(lt_mutex_t *m)
 
 static int clh_timedlock(lt_mutex_t *m, const struct timespec *abstime)
 {
-    return lt_timedlock_poll(m, clh_trylock, abstime);
+    return lt_timedlock_handoff(m, clh_trylock, abstime);
 }
 
 static int clh_unlock(lt_mutex_t *m)
@@ -101,6 +101,15 @@ static int clh_unlock(lt_mutex_t *m)
     return 0;
 }
 
+/* fork (mutex.c): the nodes swapped in after the holder's belong to threads the child lost.
+ * The holder's node (l->owner, HELD) becomes the tail again, or the queue goes. */
+static void clh_fork_child(lt_mutex_t *m, int held)
+{
+    struct clh_lock *l = LT_STATE(m, struct clh_lock);
+    struct lt_qnode *n = held ? __atomic_load_n(&l->owner, __ATOMIC_RELAXED) : NULL;
+    __atomic_store_n(&l->tail, n, __ATOMIC_RELAXED);
+}
+
 const struct lt_algo lt_algo_clh = {
     .name = "clh",
     .caps = LT_CAP_SUPPORTS_COND | LT_CAP_FIFO,
@@ -113,4 +122,5 @@ const struct lt_algo lt_algo_clh = {
     .trylock = clh_trylock,
     .timedlock = clh_timedlock,
     .unlock = clh_unlock,
+    .fork_child = clh_fork_child,
 };

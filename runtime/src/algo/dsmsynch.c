@@ -219,7 +219,7 @@ static int dsm_trylock(lt_mutex_t *m)
 
 static int dsm_timedlock(lt_mutex_t *m, const struct timespec *abstime)
 {
-    return lt_timedlock_poll(m, dsm_trylock, abstime);
+    return lt_timedlock_handoff(m, dsm_trylock, abstime);
 }
 
 static int dsm_unlock(lt_mutex_t *m)
@@ -244,6 +244,18 @@ static int dsm_unlock(lt_mutex_t *m)
     return 0;
 }
 
+/* fork (mutex.c): the nodes after a lock() holder's (l->hold) are lost threads', and so is a
+ * combining session; the holder's node stays the whole queue, or the queue goes. */
+static void dsm_fork_child(lt_mutex_t *m, int held)
+{
+    struct dsm_lock *l = LT_STATE(m, struct dsm_lock);
+    struct lt_qnode *h = held ? l->hold : NULL;
+    if (h)
+        __atomic_store_n(&h->next, NULL, __ATOMIC_RELAXED);
+    l->hold = h;
+    __atomic_store_n(&l->tail, h, __ATOMIC_RELAXED);
+}
+
 const struct lt_algo lt_algo_dsmsynch = {
     .name = "dsmsynch",
     .caps = LT_CAP_DELEGATES | LT_CAP_SUPPORTS_COND | LT_CAP_FIFO,
@@ -258,6 +270,7 @@ const struct lt_algo lt_algo_dsmsynch = {
     .trylock = dsm_trylock,
     .timedlock = dsm_timedlock,
     .unlock = dsm_unlock,
+    .fork_child = dsm_fork_child,
     .execute = dsm_execute,
     .cond_wait = lt_combining_cond_wait,
 };

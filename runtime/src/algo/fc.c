@@ -348,7 +348,7 @@ static int fc_trylock(lt_mutex_t *m)
 
 static int fc_timedlock(lt_mutex_t *m, const struct timespec *abstime)
 {
-    return lt_timedlock_poll(m, fc_trylock, abstime);
+    return lt_timedlock_handoff(m, fc_trylock, abstime);
 }
 
 static int fc_unlock(lt_mutex_t *m)

@@ -89,7 +89,7 @@ static int mcs_trylock(lt_mutex_t *m)
 
 static int mcs_timedlock(lt_mutex_t *m, const struct timespec *abstime)
 {
-    return lt_timedlock_poll(m, mcs_trylock, abstime);
+    return lt_timedlock_handoff(m, mcs_trylock, abstime);
 }
 
 static __attribute__((noinline)) int mcs_handover(lt_mutex_t *m, struct lt_qnode *n,
@@ -123,6 +123,17 @@ static int mcs_unlock(lt_mutex_t *m)
     return mcs_handover(m, n, succ);
 }
 
+/* fork (mutex.c): the nodes after the holder's belong to threads the child lost.  The
+ * holder's node (l->owner) is intact: it stays the whole queue, or the queue goes. */
+static void mcs_fork_child(lt_mutex_t *m, int held)
+{
+    struct mcs_lock *l = LT_STATE(m, struct mcs_lock);
+    struct lt_qnode *n = held ? __atomic_load_n(&l->owner, __ATOMIC_RELAXED) : NULL;
+    if (n)
+        __atomic_store_n(&n->next, NULL, __ATOMIC_RELAXED);
+    __atomic_store_n(&l->tail, n, __ATOMIC_RELAXED);
+}
+
 const struct lt_algo lt_algo_mcs = {
     .name = "mcs",
     .caps = LT_CAP_SUPPORTS_COND | LT_CAP_FIFO,
@@ -135,4 +146,5 @@ const struct lt_algo lt_algo_mcs = {
     .trylock = mcs_trylock,
     .timedlock = mcs_timedlock,
     .unlock = mcs_unlock,
+    .fork_child = mcs_fork_child,
 };

@@ -231,7 +231,7 @@ static int mcscr_trylock(lt_mutex_t *m)
 
 static int mcscr_timedlock(lt_mutex_t *m, const struct timespec *abstime)
 {
-    return lt_timedlock_poll(m, mcscr_trylock, abstime);
+    return lt_timedlock_handoff(m, mcscr_trylock, abstime);
 }
 
 /* ---- unlock ---- */
@@ -333,6 +333,18 @@ static int mcscr_unlock(lt_mutex_t *m)
     return mcscr_unlock_slow(m, n, succ);
 }
 
+/* fork (mutex.c): as mcs, and the passive set goes too - its nodes are lost threads'. */
+static void mcscr_fork_child(lt_mutex_t *m, int held)
+{
+    struct mcscr_lock *l = LT_STATE(m, struct mcscr_lock);
+    struct lt_qnode *n = held ? __atomic_load_n(&l->owner, __ATOMIC_RELAXED) : NULL;
+    if (n)
+        __atomic_store_n(&n->next, NULL, __ATOMIC_RELAXED);
+    __atomic_store_n(&l->tail, n, __ATOMIC_RELAXED);
+    l->ps_head = l->ps_tail = NULL;
+    l->drain = 0;
+}
+
 const struct lt_algo lt_algo_mcscr = {
     .name = "mcscr",
     .caps = LT_CAP_SUPPORTS_COND | LT_CAP_BLOCKING | LT_CAP_OVERSUB_SAFE,
@@ -347,4 +359,5 @@ const struct lt_algo lt_algo_mcscr = {
     .trylock = mcscr_trylock,
     .timedlock = mcscr_timedlock,
     .unlock = mcscr_unlock,
+    .fork_child = mcscr_fork_child,
 };

@@ -34,8 +34,8 @@
  * waited for its own CPU.)
  *
  * Not strictly FIFO (a preempted waiter loses its place).  Waiting: spin publishing stamps,
- * yield while the lock is stuck (never parks).  timedlock polls trylock (a timed waiter does
- * not queue).  Holds up under oversubscription.
+ * yield while the lock is stuck (never parks).  A timed waiter does not queue: a release hands
+ * it the lock (mutex.c, "timedlock").  Holds up under oversubscription.
  * State: 24 bytes (tail, holder's node, generation) + a 128-byte node per thread per lock held
  * or awaited.
  */
@@ -159,7 +159,7 @@ static int mcstp_trylock(lt_mutex_t *m)
 
 static int mcstp_timedlock(lt_mutex_t *m, const struct timespec *abstime)
 {
-    return lt_timedlock_poll(m, mcstp_trylock, abstime);
+    return lt_timedlock_handoff(m, mcstp_trylock, abstime);
 }
 
 static struct lt_qnode *await_link(struct lt_qnode *n)
@@ -223,6 +223,16 @@ static int mcstp_unlock(lt_mutex_t *m)
     return mcstp_handover(m, n, cand);
 }
 
+/* fork (mutex.c): as mcs - the holder's node stays the whole queue, or the queue goes. */
+static void mcstp_fork_child(lt_mutex_t *m, int held)
+{
+    struct mcstp_lock *l = LT_STATE(m, struct mcstp_lock);
+    struct lt_qnode *n = held ? __atomic_load_n(&l->owner, __ATOMIC_RELAXED) : NULL;
+    if (n)
+        __atomic_store_n(&n->next, NULL, __ATOMIC_RELAXED);
+    __atomic_store_n(&l->tail, n, __ATOMIC_RELAXED);
+}
+
 const struct lt_algo lt_algo_mcstp = {
     .name = "mcstp",
     .caps = LT_CAP_SUPPORTS_COND | LT_CAP_OVERSUB_SAFE,
@@ -236,4 +246,5 @@ const struct lt_algo lt_algo_mcstp = {
     .trylock = mcstp_trylock,
     .timedlock = mcstp_timedlock,
     .unlock = mcstp_unlock,
+    .fork_child = mcstp_fork_child,
 };

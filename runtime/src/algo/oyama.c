@@ -307,7 +307,7 @@ static int oyama_trylock(lt_mutex_t *m)
 
 static int oyama_timedlock(lt_mutex_t *m, const struct timespec *abstime)
 {
-    return lt_timedlock_poll(m, oyama_trylock, abstime);
+    return lt_timedlock_handoff(m, oyama_trylock, abstime);
 }
 
 static int oyama_unlock(lt_mutex_t *m)
@@ -334,6 +334,15 @@ static int oyama_unlock(lt_mutex_t *m)
     return 0;
 }
 
+/* fork (mutex.c): the stacked requests, and a batch handed on with the lock, are lost
+ * threads' (on their stacks); a held lock is LOCKED with nothing to run. */
+static void oyama_fork_child(lt_mutex_t *m, int held)
+{
+    struct oyama_lock *l = LT_STATE(m, struct oyama_lock);
+    __atomic_store_n(&l->word, held ? (uintptr_t)O_LOCKED : (uintptr_t)O_FREE, __ATOMIC_RELAXED);
+    l->batch = NULL;
+}
+
 const struct lt_algo lt_algo_oyama = {
     .name = "oyama",
     .caps = LT_CAP_DELEGATES | LT_CAP_SUPPORTS_COND | LT_CAP_OVERSUB_SAFE,
@@ -349,6 +358,7 @@ const struct lt_algo lt_algo_oyama = {
     .trylock = oyama_trylock,
     .timedlock = oyama_timedlock,
     .unlock = oyama_unlock,
+    .fork_child = oyama_fork_child,
     .execute = oyama_execute,
     .cond_wait = lt_combining_cond_wait,
 };

@@ -124,7 +124,7 @@ static void local_take(lt_mutex_t *m, struct rcl_lock *l)
 static void *rcl_execute(lt_mutex_t *m, lt_cs_fn fn, void *ctx, unsigned flags)
 {
     struct rcl_lock *l = rcl_state(m);
-    if (__builtin_expect(m->_flags != 0, 0) &&
+    if (__builtin_expect(__atomic_load_n(&m->_flags, __ATOMIC_RELAXED) != 0, 0) &&
         __atomic_load_n(rcl_holder(l), __ATOMIC_RELAXED) == me_holder())
         return fn(ctx); /* a recursive lock we hold already (a relock of a default-type lock
                          * is reported by rcl_call's wait, once it lasts) */
@@ -149,7 +149,8 @@ static int rcl_execute_trylock(lt_mutex_t *m, lt_cs_fn fn, void *ctx, void **res
     struct rcl_lock *l = rcl_state(m);
     uint32_t h = __atomic_load_n(rcl_holder(l), __ATOMIC_RELAXED);
     if (h != 0) {
-        if (h != me_holder() || !(m->_flags & LT_MUTEX_F_RECURSIVE_)) {
+        if (h != me_holder() ||
+            !(__atomic_load_n(&m->_flags, __ATOMIC_RELAXED) & LT_MUTEX_F_RECURSIVE_)) {
             lt_stat(m->_site, LT_STAT_TRY_FAILED);
             return EBUSY;
         }
@@ -214,9 +215,25 @@ static int rcl_trylock(lt_mutex_t *m)
     return lt_acquired(m);
 }
 
+/* A client waits its turn among the clients (the `callers` futex lock, whose sleepers the
+ * kernel wakes in order) until the deadline, then asks the server for the lock as lock() does.
+ * A servicing thread of the lock's server polls trylock (it must not sleep on `callers`, which
+ * it never takes). */
 static int rcl_timedlock(lt_mutex_t *m, const struct timespec *abstime)
 {
-    return lt_timedlock_poll(m, rcl_trylock, abstime);
+    struct rcl_lock *l = rcl_state(m);
+    if (on_server(l))
+        return lt_timedlock_poll(m, rcl_trylock, abstime);
+    if (rcl_trylock(m) == 0)
+        return 0;
+    if (lt_abstime_check(abstime))
+        return EINVAL;
+    lt_contended(m);
+    int r = lt_lll_timedlock(&l->callers, abstime);
+    if (r != 0)
+        return r;
+    rcl_call(l->srv, m, RCL_OP_GRANT, NULL, 0);
+    return lt_acquired(m);
 }
 
 static int rcl_unlock(lt_mutex_t *m)

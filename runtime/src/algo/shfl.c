@@ -23,7 +23,7 @@ static int shfl_lock(lt_mutex_t *m)
 
 static int shfl_timedlock(lt_mutex_t *m, const struct timespec *abstime)
 {
-    return lt_timedlock_poll(m, shfl_trylock_any, abstime);
+    return lt_timedlock_handoff(m, shfl_trylock_any, abstime);
 }
 
 const struct lt_algo lt_algo_shfl = {
@@ -38,4 +38,5 @@ const struct lt_algo lt_algo_shfl = {
     .trylock = shfl_trylock_any,
     .timedlock = shfl_timedlock,
     .unlock = shfl_unlock_any,
+    .fork_child = shfl_fork_child_any,
 };

@@ -29,7 +29,7 @@ static int shfl_block_trylock(lt_mutex_t *m)
 
 static int shfl_block_timedlock(lt_mutex_t *m, const struct timespec *abstime)
 {
-    return lt_timedlock_poll(m, shfl_block_trylock, abstime);
+    return lt_timedlock_handoff(m, shfl_block_trylock, abstime);
 }
 
 const struct lt_algo lt_algo_shfl_block = {
@@ -44,4 +44,5 @@ const struct lt_algo lt_algo_shfl_block = {
     .trylock = shfl_block_trylock,
     .timedlock = shfl_block_timedlock,
     .unlock = shfl_unlock_any,
+    .fork_child = shfl_fork_child_any,
 };

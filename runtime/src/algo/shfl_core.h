@@ -268,6 +268,16 @@ static inline int shfl_unlock_any(lt_mutex_t *m)
     return 0;
 }
 
+/* fork (mutex.c): every queued node is a lost thread's (on its stack); the holder keeps the
+ * word, which is the whole lock. */
+static inline void shfl_fork_child_any(lt_mutex_t *m, int held)
+{
+    struct shfl_lock *l = LT_STATE(m, struct shfl_lock);
+    __atomic_store_n(&l->locked, held ? 1u : 0u, __ATOMIC_RELAXED);
+    __atomic_store_n(&l->no_steal, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&l->tail, NULL, __ATOMIC_RELAXED);
+}
+
 static inline int shfl_destroy_any(lt_mutex_t *m)
 {
     return __atomic_load_n(&LT_STATE(m, struct shfl_lock)->tail, __ATOMIC_RELAXED) ? EBUSY : 0;

@@ -78,7 +78,7 @@ static int spin_trylock(lt_mutex_t *m)
 
 static int spin_timedlock(lt_mutex_t *m, const struct timespec *abstime)
 {
-    return lt_timedlock_poll(m, spin_trylock, abstime);
+    return lt_timedlock_handoff(m, spin_trylock, abstime);
 }
 
 static int spin_unlock(lt_mutex_t *m)

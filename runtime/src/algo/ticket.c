@@ -12,10 +12,10 @@
  * spinning; twa fixes that).  The cheapest lock when uncontended: one atomic to lock, a plain
  * store to unlock.
  *
- * Waiting: LT_WAIT_SPIN.  A ticket cannot be given back, so a waiter cannot leave (timedlock
- * polls trylock instead of taking a ticket) and cannot be skipped: when threads outnumber
- * CPUs the lock is handed to descheduled waiters in turn and throughput collapses.  Not for
- * oversubscribed use.  State: 8 bytes.
+ * Waiting: LT_WAIT_SPIN.  A ticket cannot be given back, so a waiter cannot leave (a timed
+ * waiter takes no ticket: a release hands it the lock, mutex.c) and cannot be skipped: when
+ * threads outnumber CPUs the lock is handed to descheduled waiters in turn and throughput
+ * collapses.  Not for oversubscribed use.  State: 8 bytes.
  */
 #include "../algo.h"
 
@@ -73,7 +73,7 @@ static int ticket_trylock(lt_mutex_t *m)
 
 static int ticket_timedlock(lt_mutex_t *m, const struct timespec *abstime)
 {
-    return lt_timedlock_poll(m, ticket_trylock, abstime);
+    return lt_timedlock_handoff(m, ticket_trylock, abstime);
 }
 
 static __attribute__((noinline)) void ticket_count_handover(lt_mutex_t *m, uint32_t o)
@@ -93,6 +93,15 @@ static int ticket_unlock(lt_mutex_t *m)
     return 0;
 }
 
+/* fork (mutex.c): the tickets between owner and next were taken by threads the child lost;
+ * the holder, if any, holds ticket `owner`. */
+static void ticket_fork_child(lt_mutex_t *m, int held)
+{
+    struct ticket_lock *l = LT_STATE(m, struct ticket_lock);
+    uint32_t o = __atomic_load_n(&l->owner, __ATOMIC_RELAXED);
+    __atomic_store_n(&l->next, held ? o + 1 : o, __ATOMIC_RELAXED);
+}
+
 const struct lt_algo lt_algo_ticket = {
     .name = "ticket",
     .caps = LT_CAP_SUPPORTS_COND | LT_CAP_FIFO,
@@ -105,4 +114,5 @@ const struct lt_algo lt_algo_ticket = {
     .trylock = ticket_trylock,
     .timedlock = ticket_timedlock,
     .unlock = ticket_unlock,
+    .fork_child = ticket_fork_child,
 };

@@ -105,7 +105,7 @@ static int twa_trylock(lt_mutex_t *m)
 
 static int twa_timedlock(lt_mutex_t *m, const struct timespec *abstime)
 {
-    return lt_timedlock_poll(m, twa_trylock, abstime);
+    return lt_timedlock_handoff(m, twa_trylock, abstime);
 }
 
 static int twa_unlock(lt_mutex_t *m)
@@ -123,6 +123,16 @@ static int twa_unlock(lt_mutex_t *m)
     return 0;
 }
 
+/* fork (mutex.c): the tickets between grant and ticket were taken by threads the child lost;
+ * the holder, if any, holds ticket `grant`.  The waiting array needs nothing: a slot's value
+ * means nothing, and nobody waits on it in the child. */
+static void twa_fork_child(lt_mutex_t *m, int held)
+{
+    struct twa_lock *l = LT_STATE(m, struct twa_lock);
+    uint32_t g = __atomic_load_n(&l->grant, __ATOMIC_RELAXED);
+    __atomic_store_n(&l->ticket, held ? g + 1 : g, __ATOMIC_RELAXED);
+}
+
 const struct lt_algo lt_algo_twa = {
     .name = "twa",
     .caps = LT_CAP_SUPPORTS_COND | LT_CAP_FIFO,
@@ -135,4 +145,5 @@ const struct lt_algo lt_algo_twa = {
     .trylock = twa_trylock,
     .timedlock = twa_timedlock,
     .unlock = twa_unlock,
+    .fork_child = twa_fork_child,
 };

@@ -366,7 +366,8 @@ static void run(struct rcl_server *srv, struct rcl_sthread *self, struct rcl_mai
     me->cur = r;
     me->cur_lock = m;
     int site = m->_site;
-    if (m->_flags & LT_MUTEX_F_RECURSIVE_) { /* a nested lt_mutex_lock counts the depth */
+    if (__atomic_load_n(&m->_flags, __ATOMIC_RELAXED) &
+        LT_MUTEX_F_RECURSIVE_) { /* a nested lt_mutex_lock counts the depth */
         __atomic_store_n(&m->_owner, lt_self(), __ATOMIC_RELAXED);
         m->_count = 1;
     }
