@@ -98,9 +98,18 @@ class Resolver:
         out = []
         for mod, vaddr in self.tails.get(site.index, []) + list(site.frames):
             chain = self._code.get(mod, {}).get(vaddr - 1) if mod >= 0 else None
-            if not chain:
+            if not chain or (chain[0].function is None and chain[0].file is None):
+                # no symbol holds it: module+offset, never a neighbour's name
                 out.append(
-                    {"function": None, "file": None, "line": None, "module": self.module_name(mod)}
+                    {
+                        "function": None,
+                        "file": None,
+                        "line": None,
+                        "module": self.module_name(mod),
+                        "symbol": self.modules[mod].anonymous(vaddr - 1)
+                        if 0 <= mod < len(self.modules)
+                        else f"{vaddr - 1:#x} (unknown module)",
+                    }
                 )
                 continue
             for loc in chain:
@@ -144,12 +153,11 @@ class Resolver:
             )
             return {"file": None, "line": None, "symbol": label, "function": None, "module": module}
         frames = self.frames(site)
+        # The innermost frame that is not a --wrapper: one without a name is named by its
+        # module and offset (frames()), never after its caller, so that distinct sites
+        # keep distinct names.
         chosen = next(
-            (
-                f
-                for f in frames
-                if f["function"] not in self.wrappers and (f["file"] or f["function"])
-            ),
+            (f for f in frames if f["function"] not in self.wrappers),
             frames[0] if frames else None,
         )
         out = {"file": None, "line": None, "symbol": None, "function": None, "module": None}
@@ -333,15 +341,13 @@ class Process:
         self.groups: dict[tuple, dict] = {}
         for s in active:
             ident = self.resolver.resolve(s)
+            name = ident.get("symbol") or ident.get("function")
             if ident["file"] and ident["line"]:
                 key = (ident["file"], ident["line"], s.kind)
+            elif name:  # symbol+offset or module+offset: one place, as a file:line is
+                key = (ident.get("module"), name, s.kind)
             else:
-                key = (
-                    ident.get("module"),
-                    ident.get("symbol") or ident.get("function"),
-                    s.kind,
-                    s.index,
-                )
+                key = (ident.get("module"), None, s.kind, s.index)
             g = self.groups.get(key)
             if g is None:
                 g = self.groups[key] = {
