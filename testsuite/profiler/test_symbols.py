@@ -100,7 +100,7 @@ def test_build_id_debug_file_gives_file_and_line(run_locktune, out):
     res, doc = profile(run_locktune, out, stripped, env=env)
     assert res.returncode == 0, res.stderr
     found = _by_acquisitions(doc)
-    for name, (line, count) in markers("stripped").items():
+    for line, count in markers("stripped").values():
         site = found[count]["site"]
         assert (site["file"], site["line"], site["function"]) == ("stripped.c", line, "setup")
     assert doc["meta"]["debug_info"][str(stripped)] is True
@@ -188,7 +188,7 @@ def test_hot_profiled_site_the_rewrite_cannot_match_is_an_error(run_locktune, ou
     errors = [ln for ln in res.stderr.splitlines() if "error:" in ln]
     assert any(f"error: {account}: profiled lock site (recommended shfl-block" in e for e in errors)
     assert "1 hot profiled site(s) match no lock" in res.stderr.splitlines()[-1]
-    assert f"profile lost       1 hot profiled site(s)" in res.stdout
+    assert "profile lost       1 hot profiled site(s)" in res.stdout
     assert f"{account} (shfl-block)" in res.stdout
     assert (out / "o2" / "locktune_config.h").is_file()  # written all the same
     lost = json.loads(report.read_text())["profile_sites_lost"]
