@@ -148,9 +148,12 @@ class Resolver:
                 if 0 <= mod < len(self.modules)
                 else None
             )
-            label = (
-                f"{sym[0]}+{sym[1]:#x}" if sym else f"{os.path.basename(module or '?')}+{vaddr:#x}"
-            )
+            if sym:
+                label = f"{sym[0]}+{sym[1]:#x}"
+            elif 0 <= mod < len(self.modules):
+                label = self.modules[mod].anonymous(vaddr)
+            else:
+                label = f"{os.path.basename(module or '?')}+{vaddr:#x}"
             return {"file": None, "line": None, "symbol": label, "function": None, "module": module}
         frames = self.frames(site)
         # The innermost frame that is not a --wrapper: one without a name is named by its

@@ -2,10 +2,10 @@
  * with its debug information in a separate build-id file).
  *
  * Four locks initialised in one function (SITE markers, each taken a different number of
- * times: site N is taken N x 100 times), and a function pointer to malloc: built -no-pie,
- * the executable's dynamic symbol table then gives the undefined import `malloc` a nonzero
- * value (its PLT entry), just below the program's code, so a resolver that takes undefined
- * symbols names every frame `malloc+0x...`.
+ * times: site N is taken N x 100 times), a statically initialised one (50 times), and a function
+ * pointer to malloc: built -no-pie, the executable's dynamic symbol table then gives the undefined
+ * import `malloc` a nonzero value (its PLT entry), just below the program's code, so a resolver
+ * that takes undefined symbols names every frame `malloc+0x...`.
  *
  * Usage: stripped   (prints "ok N")
  */
@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 static pthread_mutex_t *locks[4];
+static pthread_mutex_t counter_lock = PTHREAD_MUTEX_INITIALIZER; /* SITE:counter:50 */
 void *(*volatile allocate)(size_t);
 volatile int ready;
 
@@ -39,6 +40,11 @@ int main(void)
             n++;
             pthread_mutex_unlock(locks[i]);
         }
+    for (int k = 0; k < 50; k++) {
+        pthread_mutex_lock(&counter_lock);
+        n++;
+        pthread_mutex_unlock(&counter_lock);
+    }
     printf("ok %ld\n", n);
     return 0;
 }
