@@ -398,7 +398,9 @@ class Process:
             if not Module(self.raw.exe).has_debug_info:
                 notes.append(
                     f"{self.raw.exe} has no debug information: its sites are shown as "
-                    "symbol+offset; rebuild it with -g for file:line"
+                    "symbol+offset (module+offset where no symbol holds them); rebuild it "
+                    "with -g for file:line, or name the folder of its debug files in "
+                    "$LOCKTUNE_DEBUG_DIRS"
                 )
         if h["locks_untracked"]:
             notes.append(f"{h['locks_untracked']} lock operations untracked (lock table full)")
@@ -773,6 +775,9 @@ def build_run(
     for p in procs:
         debug.update(p.debug)
     debug.setdefault(main.exe, Module(main.exe).has_debug_info)
+    debug_files = {  # separate debug files used (docs/profiler.md, "Sites")
+        path: m.debug_file for path, m in sorted(modules.items()) if path in debug and m.debug_file
+    }
     preempted = pmain.preempted
     pmu = {
         "available": bool(h["pmu_available"]) and pmain.counting,
@@ -821,6 +826,7 @@ def build_run(
         "source_root": str(Path(source_root).resolve()),
         "wrappers": sorted(wrappers),
         "debug_info": debug,
+        "debug_files": debug_files,
         "thresholds": {"source": thresholds["source"], **thresholds["values"]},
         "untracked": {
             "lock_operations": sum(p.raw.header["locks_untracked"] for p in procs),

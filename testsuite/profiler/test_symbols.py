@@ -111,6 +111,7 @@ def test_build_id_debug_file_gives_file_and_line(run_locktune, out):
             "setup" if name != "counter" else "counter_lock"
         )
     assert doc["meta"]["debug_info"][str(stripped)] is True
+    assert doc["meta"]["debug_files"][str(stripped)].startswith(str(root / ".build-id"))
     assert not any("no debug information" in n for n in doc["meta"]["notes"])
 
     res, doc = profile(run_locktune, out, tail, env=env)
