@@ -87,6 +87,16 @@ def test_stripped_program_names_each_site_by_module_and_offset(run_locktune, out
         where = _run("addr2line", "-e", str(full), offset).strip()
         assert where.endswith(f"stripped.c:{line}"), (name, sym, where)
     assert any("no debug information" in n for n in doc["meta"]["notes"])
+    # such a profile cannot be joined to the sources: the rewrite says why, in one line
+    prof = out / "stripped.json"
+    prof.write_text(json.dumps(doc))
+    src = out / "src"
+    src.mkdir()
+    (src / "stripped.c").write_text((PROGRAMS / "stripped.c").read_text())
+    res = run_locktune("rewrite", str(src), "--out", str(out / "o"), "--profile", str(prof))
+    assert res.returncode == 1 and len(res.stderr.strip().splitlines()) == 1, res.stderr
+    assert "(no debug information)) has no site file and line" in res.stderr
+    assert "LOCKTUNE_DEBUG_DIRS" in res.stderr
 
 
 def test_build_id_debug_file_gives_file_and_line(run_locktune, out):
