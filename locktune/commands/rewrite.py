@@ -156,9 +156,18 @@ def command(
         click.echo(report.summary_text(result.report, str(report_file) if report_file else None))
     # A profiled site no lock in the sources matches: its figures reach no header entry.
     # Said on stderr, one line each (the summary counts them); the rewrite itself stands.
+    # A hot one in a file the rewrite analysed is an error (exit 1, the output written).
+    lost = {x["site"]: x for x in result.report.get("profile_sites_lost", [])}
     for where in result.report.get("profile_sites_not_found", []):
+        what = "error" if where in lost else "warning"
+        hot = (
+            f" (recommended {lost[where]['algorithm']}, {lost[where]['cs_percent']}% of "
+            "thread time in its critical sections)"
+            if where in lost
+            else ""
+        )
         click.echo(
-            f"locktune rewrite: warning: {where}: profiled lock site matches no lock "
+            f"locktune rewrite: {what}: {where}: profiled lock site{hot} matches no lock "
             "initialisation or definition in the sources; its profile is not used "
             "(docs/rewrite.md)",
             err=True,
@@ -173,3 +182,9 @@ def command(
             else "nothing written (--keep-going writes the others)"
         )
         raise LocktuneError(f"{result.errors[-1]} [{n} file(s) not analysed; {done}]")
+    if lost:
+        raise LocktuneError(
+            f"{len(lost)} hot profiled site(s) match no lock in the rewritten files: the "
+            "profile and the sources disagree (a stale profile?); the output is written, "
+            "without their recommended algorithms"
+        )

@@ -98,9 +98,18 @@ class Resolver:
         out = []
         for mod, vaddr in self.tails.get(site.index, []) + list(site.frames):
             chain = self._code.get(mod, {}).get(vaddr - 1) if mod >= 0 else None
-            if not chain:
+            if not chain or (chain[0].function is None and chain[0].file is None):
+                # no symbol holds it: module+offset, never a neighbour's name
                 out.append(
-                    {"function": None, "file": None, "line": None, "module": self.module_name(mod)}
+                    {
+                        "function": None,
+                        "file": None,
+                        "line": None,
+                        "module": self.module_name(mod),
+                        "symbol": self.modules[mod].anonymous(vaddr - 1)
+                        if 0 <= mod < len(self.modules)
+                        else f"{vaddr - 1:#x} (unknown module)",
+                    }
                 )
                 continue
             for loc in chain:
@@ -139,17 +148,19 @@ class Resolver:
                 if 0 <= mod < len(self.modules)
                 else None
             )
-            label = (
-                f"{sym[0]}+{sym[1]:#x}" if sym else f"{os.path.basename(module or '?')}+{vaddr:#x}"
-            )
+            if sym:
+                label = f"{sym[0]}+{sym[1]:#x}"
+            elif 0 <= mod < len(self.modules):
+                label = self.modules[mod].anonymous(vaddr)
+            else:
+                label = f"{os.path.basename(module or '?')}+{vaddr:#x}"
             return {"file": None, "line": None, "symbol": label, "function": None, "module": module}
         frames = self.frames(site)
+        # The innermost frame that is not a --wrapper: one without a name is named by its
+        # module and offset (frames()), never after its caller, so that distinct sites
+        # keep distinct names.
         chosen = next(
-            (
-                f
-                for f in frames
-                if f["function"] not in self.wrappers and (f["file"] or f["function"])
-            ),
+            (f for f in frames if f["function"] not in self.wrappers),
             frames[0] if frames else None,
         )
         out = {"file": None, "line": None, "symbol": None, "function": None, "module": None}
@@ -333,15 +344,13 @@ class Process:
         self.groups: dict[tuple, dict] = {}
         for s in active:
             ident = self.resolver.resolve(s)
+            name = ident.get("symbol") or ident.get("function")
             if ident["file"] and ident["line"]:
                 key = (ident["file"], ident["line"], s.kind)
+            elif name:  # symbol+offset or module+offset: one place, as a file:line is
+                key = (ident.get("module"), name, s.kind)
             else:
-                key = (
-                    ident.get("module"),
-                    ident.get("symbol") or ident.get("function"),
-                    s.kind,
-                    s.index,
-                )
+                key = (ident.get("module"), None, s.kind, s.index)
             g = self.groups.get(key)
             if g is None:
                 g = self.groups[key] = {
@@ -389,7 +398,9 @@ class Process:
             if not Module(self.raw.exe).has_debug_info:
                 notes.append(
                     f"{self.raw.exe} has no debug information: its sites are shown as "
-                    "symbol+offset; rebuild it with -g for file:line"
+                    "symbol+offset (module+offset where no symbol holds them); rebuild it "
+                    "with -g for file:line, or name the folder of its debug files in "
+                    "$LOCKTUNE_DEBUG_DIRS"
                 )
         if h["locks_untracked"]:
             notes.append(f"{h['locks_untracked']} lock operations untracked (lock table full)")
@@ -764,6 +775,9 @@ def build_run(
     for p in procs:
         debug.update(p.debug)
     debug.setdefault(main.exe, Module(main.exe).has_debug_info)
+    debug_files = {  # separate debug files used (docs/profiler.md, "Sites")
+        path: m.debug_file for path, m in sorted(modules.items()) if path in debug and m.debug_file
+    }
     preempted = pmain.preempted
     pmu = {
         "available": bool(h["pmu_available"]) and pmain.counting,
@@ -812,6 +826,7 @@ def build_run(
         "source_root": str(Path(source_root).resolve()),
         "wrappers": sorted(wrappers),
         "debug_info": debug,
+        "debug_files": debug_files,
         "thresholds": {"source": thresholds["source"], **thresholds["values"]},
         "untracked": {
             "lock_operations": sum(p.raw.header["locks_untracked"] for p in procs),

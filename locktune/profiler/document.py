@@ -73,7 +73,13 @@ def by_site(doc: dict, path: Path | str, source_root: Path) -> dict[tuple[str, i
         if not isinstance(file, str) or not isinstance(line, int):
             if not _used_by(lock, launched):
                 continue  # only another program of the run (a helper it ran) had it
-            raise LocktuneError(f"{path}: locks[{n}] has no site file and line")
+            site = lock["site"]
+            name = site.get("symbol") or site.get("function") or "?"
+            raise LocktuneError(
+                f"{path}: locks[{n}] ({name}) has no site file and line: its program was "
+                "profiled without debug information; rebuild it with -g, or name the folder "
+                "of its debug files in $LOCKTUNE_DEBUG_DIRS, and profile it again"
+            )
         out[(_relative(file, source_root), line)] = lock
     return out
 

@@ -1,7 +1,15 @@
 """Addresses to source: code addresses through ``addr2line -i`` (inline chains included, so a
 lock initialised inside an inlined function at -O2 lands on the right line), static variables
 through the DWARF information (pyelftools), symbol+offset from the ELF symbol table when a
-module has no debug information.
+module has no debug information, and ``module+offset (no debug information)`` when no
+*defined* symbol holds the address (an undefined import, such as a stripped program's
+``malloc`` with the address of its PLT entry, is never a candidate).
+
+The debug information is the module's own, or a separate debug file (a distribution's debug
+package, ``objcopy --only-keep-debug``): found by the module's build id
+(``ROOT/.build-id/xx/rest.debug``) or its ``.gnu_debuglink`` (next to the module, in its
+``.debug/`` folder, or ``ROOT/<the module's folder>/``; its CRC checked), for each ROOT of
+``$LOCKTUNE_DEBUG_DIRS`` (folders separated by ``:``) and then ``/usr/lib/debug``.
 
 One :class:`Module` per ELF file; everything is computed lazily and cached.
 """
@@ -13,6 +21,7 @@ import os
 import re
 import shutil
 import subprocess
+import zlib
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -30,6 +39,45 @@ _INSN = re.compile(r"^\s*([0-9a-f]+):\s+(\S+)\s*(.*)$")
 _TARGET = re.compile(r"([0-9a-f]+) <([^>]+)>\s*$")
 _INIT = re.compile(r"^pthread_(mutex|rwlock|spin)_init(@.*)?$")
 _TAIL_DEPTH = 4  # functions a chain of tail calls may pass through
+DEBUG_DIRS_ENV = "LOCKTUNE_DEBUG_DIRS"
+SYSTEM_DEBUG_DIR = "/usr/lib/debug"
+NO_DEBUG_INFO = "no debug information"
+
+
+def debug_roots() -> list[str]:
+    """The folders searched for separate debug files: $LOCKTUNE_DEBUG_DIRS, then the
+    system's."""
+    roots = [d for d in os.environ.get(DEBUG_DIRS_ENV, "").split(os.pathsep) if d]
+    return [*roots, SYSTEM_DEBUG_DIR]
+
+
+def _has_dwarf(path: str) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return ELFFile(f).get_section_by_name(".debug_info") is not None
+    except (OSError, ELFError):
+        return False
+
+
+def _build_id(elf: ELFFile) -> str | None:
+    for sec in elf.iter_sections():
+        if sec["sh_type"] != "SHT_NOTE":
+            continue
+        for note in sec.iter_notes():
+            if note["n_type"] == "NT_GNU_BUILD_ID" and note["n_name"] == "GNU":
+                return note["n_desc"]
+    return None
+
+
+def _crc32(path: str) -> int | None:
+    try:
+        crc = 0
+        with open(path, "rb") as f:
+            while chunk := f.read(1 << 20):
+                crc = zlib.crc32(chunk, crc)
+        return crc
+    except OSError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -63,15 +111,86 @@ class Module:
         return open(self.path, "rb")
 
     @cached_property
-    def _symbols(self) -> dict[str, tuple[list[int], list[tuple[int, int, str]]]]:
-        """Sorted (start, size, name) per kind ('func', 'object') from .symtab / .dynsym."""
-        out: dict[str, list[tuple[int, int, str]]] = {"func": [], "object": []}
+    def build_id(self) -> str | None:
+        """The module's GNU build id (hex), from its .note.gnu.build-id."""
         if not self.exists:
-            return {k: ([], []) for k in out}
+            return None
         try:
             with self._open() as f:
-                elf = ELFFile(f)
-                for secname in (".symtab", ".dynsym"):
+                return _build_id(ELFFile(f))
+        except (OSError, ELFError):
+            return None
+
+    @cached_property
+    def debug_file(self) -> str | None:
+        """The separate debug file of a module without DWARF of its own (module docstring),
+        or None."""
+        if not self.exists or _has_dwarf(self.path):
+            return None
+        roots = debug_roots()
+        bid = self.build_id
+        if bid and len(bid) > 2:
+            for root in roots:
+                cand = os.path.join(root, ".build-id", bid[:2], bid[2:] + ".debug")
+                if os.path.isfile(cand) and _has_dwarf(cand):
+                    return cand
+        link = self._debuglink()
+        if link is None:
+            return None
+        name, crc = link
+        folder = os.path.dirname(os.path.realpath(self.path))
+        cands = [os.path.join(folder, name), os.path.join(folder, ".debug", name)]
+        cands += [os.path.join(root, folder.lstrip("/"), name) for root in roots]
+        for cand in cands:
+            if os.path.realpath(cand) == os.path.realpath(self.path) or not os.path.isfile(cand):
+                continue
+            if _crc32(cand) == crc and _has_dwarf(cand):
+                return cand
+        return None
+
+    def _debuglink(self) -> tuple[str, int] | None:
+        try:
+            with self._open() as f:
+                sec = ELFFile(f).get_section_by_name(".gnu_debuglink")
+                data = sec.data() if sec is not None else None
+        except (OSError, ELFError):
+            return None
+        if not data or b"\0" not in data:
+            return None
+        name = data.split(b"\0", 1)[0].decode("utf-8", "replace")
+        at = (len(name) + 4) & ~3  # the name, its NUL, padded to 4; then the CRC
+        if not name or "/" in name or len(data) < at + 4:
+            return None
+        return name, int.from_bytes(data[at : at + 4], "little")
+
+    @cached_property
+    def dwarf_path(self) -> str | None:
+        """The file holding the module's DWARF: the module itself or its debug file."""
+        if not self.exists:
+            return None
+        if _has_dwarf(self.path):
+            return self.path
+        return self.debug_file
+
+    def anonymous(self, vaddr: int) -> str:
+        """The honest name of an address no symbol holds: module+offset."""
+        return f"{os.path.basename(self.path)}+{vaddr:#x} ({NO_DEBUG_INFO})"
+
+    @cached_property
+    def _symbols(self) -> dict[str, tuple[list[int], list[tuple[int, int, str, int]]]]:
+        """Sorted (start, size, name, end of its section) per kind ('func', 'object') of the
+        *defined* symbols: the module's .symtab, else its debug file's, else its .dynsym.
+        An undefined symbol (an import: its value, when not 0, is its PLT entry's address
+        in a program that takes the function's address) names nothing in this module."""
+        out: dict[str, list[tuple[int, int, str, int]]] = {"func": [], "object": []}
+        sources = [(self.path, ".symtab")]
+        if self.debug_file:
+            sources.append((self.debug_file, ".symtab"))
+        sources.append((self.path, ".dynsym"))
+        for path, secname in sources if self.exists else []:
+            try:
+                with open(path, "rb") as f:
+                    elf = ELFFile(f)
                     sec = elf.get_section_by_name(secname)
                     if sec is None:
                         continue
@@ -79,38 +198,47 @@ class Module:
                         kind = {"STT_FUNC": "func", "STT_OBJECT": "object"}.get(
                             sym["st_info"]["type"]
                         )
-                        if kind and sym["st_value"] and sym.name:
-                            out[kind].append((sym["st_value"], sym["st_size"], sym.name))
-                    if out["func"] or out["object"]:
-                        break
-        except (OSError, ELFError):
-            pass
+                        shndx = sym["st_shndx"]
+                        if not kind or not sym["st_value"] or not sym.name:
+                            continue
+                        if not isinstance(shndx, int):  # SHN_UNDEF, SHN_ABS, SHN_COMMON
+                            continue
+                        home = elf.get_section(shndx)
+                        end = home["sh_addr"] + home["sh_size"]
+                        out[kind].append((sym["st_value"], sym["st_size"], sym.name, end))
+            except (OSError, ELFError):
+                continue
+            if out["func"] or out["object"]:
+                break
         result = {}
         for kind, syms in out.items():
             syms.sort()
             result[kind] = ([s[0] for s in syms], syms)
         return result
 
-    def symbol_at(self, vaddr: int, kind: str = "func") -> tuple[str, int] | None:
-        """(name, offset) of the symbol holding vaddr."""
+    def _holder(self, vaddr: int, kind: str) -> tuple[int, int, str] | None:
+        """(start, end, name) of the defined symbol holding vaddr: a sized symbol up to its
+        size, an unsized one up to the next symbol or its section's end."""
         starts, syms = self._symbols[kind]
         i = bisect.bisect_right(starts, vaddr) - 1
         if i < 0:
             return None
-        start, size, name = syms[i]
-        if size and vaddr >= start + size:
-            return None
-        return name, vaddr - start
+        start, size, name, section_end = syms[i]
+        if size:
+            end = start + size
+        else:
+            end = min(starts[i + 1] if i + 1 < len(starts) else section_end, section_end)
+        return (start, end, name) if start <= vaddr < end else None
+
+    def symbol_at(self, vaddr: int, kind: str = "func") -> tuple[str, int] | None:
+        """(name, offset) of the defined symbol holding vaddr."""
+        held = self._holder(vaddr, kind)
+        return (held[2], vaddr - held[0]) if held else None
 
     def func_range(self, vaddr: int) -> tuple[int, int] | None:
         """[start, end) of the function holding vaddr (to the next symbol when unsized)."""
-        starts, syms = self._symbols["func"]
-        i = bisect.bisect_right(starts, vaddr) - 1
-        if i < 0:
-            return None
-        start, size, _ = syms[i]
-        end = start + size if size else (starts[i + 1] if i + 1 < len(starts) else start)
-        return (start, end) if start <= vaddr < end else None
+        held = self._holder(vaddr, "func")
+        return (held[0], held[1]) if held else None
 
     # ------------------------------------------------------------------ tail calls
     def _disassemble(self, start: int, end: int) -> list[tuple[int, str, int | None, str | None]]:
@@ -140,14 +268,16 @@ class Module:
                 if not m:
                     continue
                 t = _TARGET.search(m.group(3))
-                out.append(
-                    (
-                        int(m.group(1), 16),
-                        m.group(2),
-                        int(t.group(1), 16) if t else None,
-                        t.group(2) if t else None,
-                    )
-                )
+                target = int(t.group(1), 16) if t else None
+                name = t.group(2) if t else None
+                if target is not None and re.search(r"[+-]0x", name or "+0x"):
+                    # objdump's name is an offset from the nearest symbol it knows (a
+                    # stripped module's PLT entries): a function of the debug file's
+                    # symbol table is the real target
+                    sym = self.symbol_at(target)
+                    if sym is not None and sym[1] == 0:
+                        name = sym[0]
+                out.append((int(m.group(1), 16), m.group(2), target, name))
         cache[(start, end)] = out
         return out
 
@@ -192,13 +322,8 @@ class Module:
 
     @cached_property
     def has_debug_info(self) -> bool:
-        if not self.exists:
-            return False
-        try:
-            with self._open() as f:
-                return ELFFile(f).get_section_by_name(".debug_info") is not None
-        except (OSError, ELFError):
-            return False
+        """DWARF of its own or in a separate debug file."""
+        return self.dwarf_path is not None
 
     # ------------------------------------------------------------------ code
     def code(self, vaddrs: list[int]) -> dict[int, list[Location]]:
@@ -207,8 +332,8 @@ class Module:
         wanted = sorted(set(vaddrs))
         if not wanted:
             return result
-        if self.exists and self.has_debug_info:
-            result.update(_addr2line(self.path, wanted))
+        if self.dwarf_path:
+            result.update(_addr2line(self.dwarf_path, wanted))
         for a in wanted:
             chain = result.get(a)
             if not chain or chain[0].file is None:
@@ -221,9 +346,9 @@ class Module:
     @cached_property
     def _variables(self) -> tuple[list[int], list[Variable]]:
         vs: dict[int, Variable] = {}
-        if self.exists and self.has_debug_info:
+        if self.dwarf_path:
             try:
-                with self._open() as f:
+                with open(self.dwarf_path, "rb") as f:
                     vs = _dwarf_variables(ELFFile(f))
             except (OSError, ELFError, ValueError, KeyError, IndexError):
                 vs = {}
@@ -249,8 +374,10 @@ class Module:
     def _member(self, var: Variable, offset: int) -> str | None:
         if var.type_offset is None or offset == 0:
             return None
+        if self.dwarf_path is None:
+            return None
         try:
-            with self._open() as f:
+            with open(self.dwarf_path, "rb") as f:
                 dwarf = ELFFile(f).get_dwarf_info()
                 die = dwarf.get_DIE_from_refaddr(var.type_offset)
                 path = []

@@ -136,6 +136,7 @@ def build(
         "profile_sites_not_found": [
             f"{f}:{ln}" for (f, ln) in sorted(profile) if (f, ln) not in matched
         ],
+        "profile_sites_lost": lost_sites(profile, matched, states),
         "diagnostics": ext.diagnostics,
         "summary": {
             "files": len(states),
@@ -156,6 +157,20 @@ def build(
             "phases_s": {k: round(v, 3) for k, v in phases.items()},
         },
     }
+
+
+def lost_sites(profile: dict, matched: set, analysed) -> list[dict]:
+    """Profiled sites the rewrite should have matched and did not: in a file it analysed,
+    with a recommendation other than posix (the header entry would have had another
+    algorithm).  The profile and the sources disagree about where that lock comes to life
+    (a stale profile, or a site the profiler placed elsewhere): an error, not a note."""
+    lost = []
+    for (f, ln), lock in sorted(profile.items()):
+        algo = (lock.get("recommendation") or {}).get("algorithm")
+        if (f, ln) in matched or f not in analysed or algo in (None, "posix"):
+            continue
+        lost.append({"site": f"{f}:{ln}", "algorithm": algo, "cs_percent": lock.get("cs_percent")})
+    return lost
 
 
 def write(rep: dict, path: Path | str) -> None:
@@ -267,6 +282,14 @@ def summary_text(rep: dict, report_path: str | None) -> str:
         lines.append(
             f"  profile            {len(nf)} profiled site(s) not found in the sources: "
             f"{', '.join(nf[:3])}{', ...' if len(nf) > 3 else ''}"
+        )
+    lost = rep.get("profile_sites_lost") or []
+    if lost:
+        lines.append(
+            f"  profile lost       {len(lost)} hot profiled site(s) in the rewritten files "
+            "match no lock there; their recommended algorithm is not in the header: "
+            + ", ".join(f"{x['site']} ({x['algorithm']})" for x in lost[:3])
+            + (", ..." if len(lost) > 3 else "")
         )
     for f in rep["files"]:
         if f["status"] == "failed":
