@@ -42,9 +42,11 @@ def site_label(s: dict) -> str:
     site = s.get("site") or {}
     if site.get("file") and site.get("line"):
         return f"{site['file']}:{site['line']}"
-    mod = site.get("module")
+    mod = (site.get("module") or "").rsplit("/", 1)[-1]
     sym = site.get("symbol") or site.get("function") or "?"
-    return f"{mod.rsplit('/', 1)[-1]}!{sym}" if mod else sym
+    if not mod or sym.startswith(mod + "+"):  # "sp+0x1273 (no debug information)": named
+        return sym
+    return f"{mod}!{sym}"
 
 
 def site_name(s: dict) -> str:

@@ -73,6 +73,7 @@ def test_stripped_program_names_each_site_by_module_and_offset(run_locktune, out
     assert sorted(found) == sorted(count for _, count in m.values())
     labels = [site_label(lk) for lk in doc["locks"]]
     assert len(set(labels)) == len(doc["locks"]), labels
+    assert not any("!stripped+" in x for x in labels), labels  # not "stripped!stripped+0x.."
     for name, (line, count) in m.items():
         site = found[count]["site"]
         assert site["file"] is None and site["line"] is None
