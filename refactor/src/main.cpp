@@ -169,6 +169,18 @@ enum { LT_EXEC_ON_CALLER = 1, LT_EXEC_MAY_WAIT = 2 };
 #endif
 )";
 
+// The prelude of the check against the file's other commands: the lock argument must still be
+// a pthread_mutex_t * there (a C11 _Generic with no other association: anything else is an
+// error).  The analysis saw it as one under the first command; under another, a wrapper macro
+// may expand to another type (zstd's debug threading: a pthread_mutex_t **).
+const char *const StrictPrelude = R"(#ifndef LOCKTUNE_H
+#define LT_CHECKED_LOCK_(m) _Generic((m), pthread_mutex_t *: (m))
+#define lt_execute(m, fn, ctx) lt_execute(LT_CHECKED_LOCK_(m), fn, ctx)
+#define lt_execute_ex(m, fn, ctx, fl) lt_execute_ex(LT_CHECKED_LOCK_(m), fn, ctx, fl)
+#define lt_execute_trylock(m, fn, ctx, r) lt_execute_trylock(LT_CHECKED_LOCK_(m), fn, ctx, r)
+#endif
+)";
+
 // Collects the errors of the check below, as FILE:LINE: message.
 class ErrorList : public DiagnosticConsumer {
 public:
@@ -193,14 +205,20 @@ public:
 
 // Parses the rewritten text with the file's own compile flags: what the tool writes must
 // compile.  Returns the errors (none: it does).
+// The rewritten text parsed with an invocation: its errors ("LINE: message").  Strict: pointer
+// and integer conversions count as errors too.  A lock expression that names an lt_mutex_t
+// under one configuration may name an lt_mutex_t * under another (zstd's debug threading makes
+// its mutex type a pointer): `lt_execute((&ctx->queueMutex), ...)` was only a warning there,
+// and the tests built that way ran the section on the wrong memory.
 std::vector<std::string> checkRewritten(const CompilerInvocation &Base, StringRef Path,
-                                        StringRef Text)
+                                        StringRef Text, bool Strict)
 {
     auto Inv = std::make_shared<CompilerInvocation>(Base);
     PreprocessorOptions &PPO = Inv->getPreprocessorOpts();
     PPO.addRemappedFile(Path, llvm::MemoryBuffer::getMemBufferCopy(Text, Path).release());
+    std::string Text0 = std::string(Prelude) + (Strict ? StrictPrelude : "");
     PPO.addRemappedFile("/locktune-extract-prelude.h",
-                        llvm::MemoryBuffer::getMemBufferCopy(Prelude).release());
+                        llvm::MemoryBuffer::getMemBufferCopy(Text0).release());
     PPO.Includes.insert(PPO.Includes.begin(), "/locktune-extract-prelude.h");
     PPO.RetainRemappedFileBuffers = false;
     Inv->getFrontendOpts().ProgramAction = frontend::ParseSyntaxOnly;
@@ -208,6 +226,14 @@ std::vector<std::string> checkRewritten(const CompilerInvocation &Base, StringRe
     Check.setInvocation(Inv);
     ErrorList Errors;
     Check.createDiagnostics(&Errors, /*ShouldOwnClient=*/false);
+    if (Strict)
+        Check.getDiagnostics().setIgnoreAllWarnings(false); // -w would silence these too
+    if (Strict)
+        for (const char *Group :
+             {"incompatible-pointer-types", "incompatible-function-pointer-types", "int-conversion",
+              "pointer-sign"})
+            Check.getDiagnostics().setSeverityForGroup(diag::Flavor::WarningOrError, Group,
+                                                       diag::Severity::Error);
     SyntaxOnlyAction Action;
     Check.ExecuteAction(Action);
     return Errors.Errors;
@@ -362,7 +388,7 @@ public:
             return;
         // What would be written must compile; a rewrite that does not is a bug of the tool,
         // reported, and the file is left to the other passes as it is.
-        std::vector<std::string> Errors = checkRewritten(CI.getInvocation(), Path, *Text);
+        std::vector<std::string> Errors = checkRewritten(CI.getInvocation(), Path, *Text, false);
         if (Errors.empty() && !checkOtherCommands(Path, Rel, *Text))
             return;
         if (!Errors.empty()) {
@@ -420,7 +446,7 @@ private:
             if (!Inv)
                 Errors.push_back("0: its command could not be read");
             else
-                Errors = checkRewritten(*Inv, Path, Text);
+                Errors = checkRewritten(*Inv, Path, Text, true);
             if (Errors.empty())
                 continue;
             std::string Msg = "not extracted: the rewritten file does not compile with its "

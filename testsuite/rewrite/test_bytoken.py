@@ -37,9 +37,32 @@ def retarget(by: str, text: str, work: Path, rel: str = "input.c"):
     return st.text, sites
 
 
+# Inputs Coccinelle cannot retarget, with its words: the engine falls back to tokens there
+# (said in the report), so there is nothing to compare; the fallback itself is checked.
+COCCI_FALLS_BACK = {
+    # a lock call written in a macro that a `for` statement expands (issue 11's xz-utils shape)
+    "for_lock_macro/main.c": "try to delete an expanded token",
+}
+
+
 @pytest.mark.parametrize("path", CASES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_same_as_coccinelle(path, tmp_path):
     text = path.read_text()
+    why = COCCI_FALLS_BACK.get(f"{path.parent.name}/{path.name}")
+    if why:
+        from locktune.rewrite import cocci, engine
+
+        st = engine.FileState("input.c", text, text)
+        (tmp_path / "c").mkdir()
+        (tmp_path / "c" / "input.c").write_text(text)
+        passes = cocci.CocciPasses(workdir=tmp_path)
+        try:
+            engine.retarget(st, passes, tmp_path / "c", "coccinelle")
+        finally:
+            passes.close()
+        said = [n["message"] if isinstance(n, dict) else n for n in st.notes]
+        assert st.retargeted_by == "token" and any(why in n for n in said), st.notes
+        return
     by_cocci = retarget("coccinelle", text, tmp_path)
     by_token = retarget("token", text, tmp_path)
     assert by_token[0] == by_cocci[0]

@@ -955,6 +955,79 @@ def test_a_file_built_twice_compiles_both_ways(run_locktune, tmp_path):
         assert built.returncode == 0, (defs, built.stderr)
 
 
+POINTER_IN_DEBUG = """\
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#ifdef DEBUG_THREADING /* zstd's debug threading: the mutex type is a pointer */
+typedef pthread_mutex_t *my_mutex_t;
+#define MY_INIT(m) (*(m) = malloc(sizeof(pthread_mutex_t)), pthread_mutex_init(*(m), NULL))
+#define MY_LOCK(m) pthread_mutex_lock(*(m))
+#define MY_UNLOCK(m) pthread_mutex_unlock(*(m))
+#else
+typedef pthread_mutex_t my_mutex_t;
+#define MY_INIT(m) pthread_mutex_init((m), NULL)
+#define MY_LOCK(m) pthread_mutex_lock((m))
+#define MY_UNLOCK(m) pthread_mutex_unlock((m))
+#endif
+
+struct pool { my_mutex_t mutex; long n; };
+
+static void bump(struct pool *p)
+{
+    MY_LOCK(&p->mutex);
+    p->n++;
+    MY_UNLOCK(&p->mutex);
+}
+
+int main(void)
+{
+    struct pool p = {.n = 0};
+    MY_INIT(&p.mutex);
+    for (int i = 0; i < 5; i++)
+        bump(&p);
+    printf("%ld\\n", p.n);
+    return 0;
+}
+"""
+
+
+def test_a_lock_whose_type_depends_on_the_configuration(run_locktune, tmp_path):
+    """zstd: lib/common/pool.c is built for the library and, with DEBUGLEVEL=2, for the tests,
+    where its mutex type is a pointer.  Analysed with the library's command, the section
+    became `lt_execute((&p->mutex), ...)`, which the tests' command only warned about (an
+    lt_mutex_t ** for an lt_mutex_t *): the tests ran the section on the wrong memory
+    (poolTests: FAIL testOrder).  Conversions count as errors in the other commands' check:
+    the section is kept, said, and both builds compile without warnings and print 5."""
+    src = tree(tmp_path / "src", {"pool.c": POINTER_IN_DEBUG})
+    db = tmp_path / "compile_commands.json"
+    db.write_text(
+        json.dumps(
+            [
+                {"directory": str(src), "file": "pool.c", "arguments": ["cc", "-c", "pool.c"]},
+                {"directory": str(src), "file": "pool.c",
+                 "arguments": ["cc", "-DDEBUG_THREADING", "-c", "pool.c"]},
+            ]
+        )
+    )  # fmt: skip
+    out = tmp_path / "o"
+    res = run_locktune("rewrite", "--compile-commands", str(db), "--out", str(out), str(src))
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "1 found, 0 extracted" in res.stdout, res.stdout
+    assert "command #2 of 2" in res.stdout
+    from locktune import native
+
+    for defs in ([], ["-DDEBUG_THREADING"]):
+        exe = tmp_path / "p"
+        cmd = ["cc", "-Wall", "-Werror", *defs, "-o", str(exe), str(out / "pool.c"),
+               *native.cflags(), *native.libs()]  # fmt: skip
+        built = subprocess.run(cmd, capture_output=True, text=True)
+        assert built.returncode == 0, (defs, built.stderr)
+        ran = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
+        assert ran.stdout == "5\n", (defs, ran.stdout, ran.stderr)
+
+
 def test_sections_in_headers_are_listed(run_locktune, tmp_path):
     """Seen: a section in a header's static inline function was in no report and the terminal
     said `none found`.  It is listed, kept, with its function; a wrapper is not a section."""
