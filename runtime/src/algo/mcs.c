@@ -22,13 +22,12 @@
  * hand-over waits for the scheduler again and again and throughput collapses (mcstp skips
  * such waiters; mcscr keeps the queue short).  Not for oversubscribed use.
  * State: 16 bytes (tail, holder's node) + a 128-byte node per thread per lock held or awaited.
+ * The queue operations are mcs_core.h's, shared with mcstp and mcscr.
  */
-#include "../algo.h"
-#include "../qnode.h"
+#include "mcs_core.h"
 
 struct mcs_lock {
-    struct lt_qnode *tail;
-    struct lt_qnode *owner; /* the holder's node (atomic, relaxed: holder-only in correct use) */
+    struct mcs_core q;
 };
 LT_STATE_FITS(struct mcs_lock);
 
@@ -40,50 +39,39 @@ static int mcs_init(lt_mutex_t *m)
 
 static int mcs_destroy(lt_mutex_t *m)
 {
-    return __atomic_load_n(&LT_STATE(m, struct mcs_lock)->tail, __ATOMIC_RELAXED) ? EBUSY : 0;
-}
-
-static inline struct lt_qnode *fresh_node(void)
-{
-    struct lt_qnode *n = lt_qnode_get();
-    __atomic_store_n(&n->next, NULL, __ATOMIC_RELAXED);
-    __atomic_store_n(&n->state, LT_WAITING, __ATOMIC_RELAXED);
-    return n;
+    return mcs_core_busy(&LT_STATE(m, struct mcs_lock)->q) ? EBUSY : 0;
 }
 
 static __attribute__((noinline)) int mcs_wait(lt_mutex_t *m, struct lt_qnode *n,
                                               struct lt_qnode *pred)
 {
     lt_contended(m);
-    __atomic_store_n(&pred->next, n, __ATOMIC_RELEASE);
+    mcs_link(pred, n);
     lt_wait_word(&n->state, LT_WAIT_SPIN, lt_site(m));
-    __atomic_store_n(&LT_STATE(m, struct mcs_lock)->owner, n, __ATOMIC_RELAXED);
+    mcs_set_owner(&LT_STATE(m, struct mcs_lock)->q, n);
     return lt_acquired(m);
 }
 
 static int mcs_lock(lt_mutex_t *m)
 {
     struct mcs_lock *l = LT_STATE(m, struct mcs_lock);
-    struct lt_qnode *n = fresh_node();
-    /* acq_rel: release publishes our node's initialisation to the thread that links to it;
-     * acquire takes over the queue (and, if it was empty, the last holder's writes). */
-    struct lt_qnode *pred = __atomic_exchange_n(&l->tail, n, __ATOMIC_ACQ_REL);
+    struct lt_qnode *n = mcs_fresh_node();
+    struct lt_qnode *pred = mcs_enqueue(&l->q, n);
     if (__builtin_expect(pred != NULL, 0))
         return mcs_wait(m, n, pred);
-    __atomic_store_n(&l->owner, n, __ATOMIC_RELAXED);
+    mcs_set_owner(&l->q, n);
     return lt_acquired(m);
 }
 
 static int mcs_trylock(lt_mutex_t *m)
 {
     struct mcs_lock *l = LT_STATE(m, struct mcs_lock);
-    struct lt_qnode *n = fresh_node(), *none = NULL;
-    /* acq_rel as in mcs_lock. */
-    if (!__atomic_compare_exchange_n(&l->tail, &none, n, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+    struct lt_qnode *n = mcs_fresh_node();
+    if (!mcs_try_enter(&l->q, n)) {
         lt_qnode_put(n);
         return EBUSY;
     }
-    __atomic_store_n(&l->owner, n, __ATOMIC_RELAXED);
+    mcs_set_owner(&l->q, n);
     return lt_acquired(m);
 }
 
@@ -95,11 +83,8 @@ static int mcs_timedlock(lt_mutex_t *m, const struct timespec *abstime)
 static __attribute__((noinline)) int mcs_handover(lt_mutex_t *m, struct lt_qnode *n,
                                                   struct lt_qnode *succ)
 {
-    if (!succ) { /* a waiter is between its XCHG and its link */
-        struct lt_spin s = LT_SPIN_INIT;
-        while (!(succ = __atomic_load_n(&n->next, __ATOMIC_ACQUIRE)))
-            lt_spin_poll(&s, LT_WAIT_SPIN);
-    }
+    if (!succ) /* a waiter is between its XCHG and its link */
+        succ = mcs_await_link(n);
     lt_stat(lt_site(m), LT_STAT_HANDOVERS);
     /* release: the hand-over.  The waiter never parks (LT_WAIT_SPIN): a store suffices. */
     __atomic_store_n(&succ->state, LT_GRANTED, __ATOMIC_RELEASE);
@@ -110,28 +95,18 @@ static __attribute__((noinline)) int mcs_handover(lt_mutex_t *m, struct lt_qnode
 static int mcs_unlock(lt_mutex_t *m)
 {
     struct mcs_lock *l = LT_STATE(m, struct mcs_lock);
-    struct lt_qnode *n = __atomic_load_n(&l->owner, __ATOMIC_RELAXED), *expected = n;
-    /* acquire: pairs with the successor's release link; we then write its node. */
-    struct lt_qnode *succ = __atomic_load_n(&n->next, __ATOMIC_ACQUIRE);
-    /* release: the next XCHG on tail (acquire) sees our critical section. */
-    if (__builtin_expect(!succ, 1) &&
-        __atomic_compare_exchange_n(&l->tail, &expected, NULL, 0, __ATOMIC_RELEASE,
-                                    __ATOMIC_RELAXED)) {
+    struct lt_qnode *n = mcs_owner(&l->q);
+    struct lt_qnode *succ = mcs_next(n);
+    if (__builtin_expect(!succ, 1) && mcs_leave_if_last(&l->q, n)) {
         lt_qnode_put(n);
         return 0;
     }
     return mcs_handover(m, n, succ);
 }
 
-/* fork (mutex.c): the nodes after the holder's belong to threads the child lost.  The
- * holder's node (l->owner) is intact: it stays the whole queue, or the queue goes. */
 static void mcs_fork_child(lt_mutex_t *m, int held)
 {
-    struct mcs_lock *l = LT_STATE(m, struct mcs_lock);
-    struct lt_qnode *n = held ? __atomic_load_n(&l->owner, __ATOMIC_RELAXED) : NULL;
-    if (n)
-        __atomic_store_n(&n->next, NULL, __ATOMIC_RELAXED);
-    __atomic_store_n(&l->tail, n, __ATOMIC_RELAXED);
+    mcs_core_fork_child(&LT_STATE(m, struct mcs_lock)->q, held);
 }
 
 const struct lt_algo lt_algo_mcs = {

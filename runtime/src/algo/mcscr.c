@@ -50,18 +50,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../algo.h"
 #include "../futex.h"
-#include "../qnode.h"
 #include "../thread.h"
+#include "mcs_core.h"
 
 #define FAIRNESS_PERIOD 1000     /* the paper's: one eldest grant per ~1000 unlocks */
 #define PS_TIMEOUT_MIN  1000000u /* a parked waiter checks for an idle lock after 1 ms, */
 #define PS_TIMEOUT_MAX  8000000u /* then after 2, 4, 8 ms */
 
 struct mcscr_lock {
-    struct lt_qnode *tail;
-    struct lt_qnode *owner;             /* the holder's node (atomic, relaxed) */
+    struct mcs_core q;                  /* the queue and the holder's node (mcs_core.h) */
     struct lt_qnode *ps_head, *ps_tail; /* passive set: head = latest culled, tail = eldest */
     uint32_t drain;                     /* admit the passive set even if it sleeps */
 };
@@ -79,7 +77,7 @@ static int mcscr_destroy(lt_mutex_t *m)
 {
     struct mcscr_lock *l = LT_STATE(m, struct mcscr_lock);
     /* Passive waiters may sleep on a free lock (see above): they wait for it too. */
-    return __atomic_load_n(&l->tail, __ATOMIC_RELAXED) || l->ps_head ? EBUSY : 0;
+    return mcs_core_busy(&l->q) || l->ps_head ? EBUSY : 0;
 }
 
 /* ---- the passive set: a doubly linked list, edited by the lock holder only ---- */
@@ -131,14 +129,6 @@ static int ps_contains(const struct mcscr_lock *l, const struct lt_qnode *x)
 
 /* ---- lock ---- */
 
-static struct lt_qnode *fresh_node(void)
-{
-    struct lt_qnode *n = lt_qnode_get();
-    __atomic_store_n(&n->next, NULL, __ATOMIC_RELAXED);
-    __atomic_store_n(&n->state, LT_WAITING, __ATOMIC_RELAXED);
-    return n;
-}
-
 /* Spin for the budget, then park; a park that times out with the lock idle returns
  * IDLE_LOCK (the caller may then admit itself). */
 static enum wait_result mcscr_wait(struct mcscr_lock *l, struct lt_qnode *n, int site)
@@ -164,7 +154,7 @@ static enum wait_result mcscr_wait(struct mcscr_lock *l, struct lt_qnode *n, int
         struct timespec deadline = {(time_t)(now / 1000000000u), (long)(now % 1000000000u)};
         if (lt_futex_wait(&n->state, LT_PARKED, &deadline, CLOCK_MONOTONIC) == ETIMEDOUT &&
             __atomic_load_n(&n->state, __ATOMIC_ACQUIRE) == LT_PARKED) {
-            if (!__atomic_load_n(&l->tail, __ATOMIC_RELAXED))
+            if (!mcs_core_busy(&l->q))
                 return IDLE_LOCK;
             timeout = timeout < PS_TIMEOUT_MAX ? timeout * 2 : PS_TIMEOUT_MAX;
         }
@@ -177,14 +167,13 @@ static __attribute__((noinline)) int mcscr_queue(lt_mutex_t *m, struct lt_qnode 
     struct mcscr_lock *l = LT_STATE(m, struct mcscr_lock);
     int site = lt_site(m);
     lt_contended(m);
-    __atomic_store_n(&pred->next, n, __ATOMIC_RELEASE);
+    mcs_link(pred, n);
     while (mcscr_wait(l, n, site) != GRANTED) {
         /* The lock is idle and we sleep in the passive set (a queued node implies a non-NULL
          * tail): the active set has gone.  Take the lock with a fresh node - our old one stays
          * linked in the PS, where nobody but a holder touches it. */
-        struct lt_qnode *f = fresh_node(), *none = NULL;
-        if (!__atomic_compare_exchange_n(&l->tail, &none, f, 0, __ATOMIC_ACQ_REL,
-                                         __ATOMIC_RELAXED)) {
+        struct lt_qnode *f = mcs_fresh_node();
+        if (!mcs_try_enter(&l->q, f)) {
             lt_qnode_put(f);
             continue;
         }
@@ -199,33 +188,32 @@ static __attribute__((noinline)) int mcscr_queue(lt_mutex_t *m, struct lt_qnode 
         lt_stat(site, LT_STAT_SELF_ADMITTED);
         break;
     }
-    __atomic_store_n(&l->owner, n, __ATOMIC_RELAXED);
+    mcs_set_owner(&l->q, n);
     return lt_acquired(m);
 }
 
 static int mcscr_lock(lt_mutex_t *m)
 {
     struct mcscr_lock *l = LT_STATE(m, struct mcscr_lock);
-    struct lt_qnode *n = fresh_node();
-    /* acq_rel: as in mcs (publish the node; take over the queue). */
-    struct lt_qnode *pred = __atomic_exchange_n(&l->tail, n, __ATOMIC_ACQ_REL);
+    struct lt_qnode *n = mcs_fresh_node();
+    struct lt_qnode *pred = mcs_enqueue(&l->q, n);
     if (__builtin_expect(pred != NULL, 0))
         return mcscr_queue(m, n, pred);
-    __atomic_store_n(&l->owner, n, __ATOMIC_RELAXED);
+    mcs_set_owner(&l->q, n);
     return lt_acquired(m);
 }
 
 static int mcscr_trylock(lt_mutex_t *m)
 {
     struct mcscr_lock *l = LT_STATE(m, struct mcscr_lock);
-    struct lt_qnode *n = fresh_node(), *none = NULL;
+    struct lt_qnode *n = mcs_fresh_node();
     /* A NULL tail: free (passive waiters may still sleep; the holder's unlock deals with
-     * them).  acq_rel as in mcscr_lock. */
-    if (!__atomic_compare_exchange_n(&l->tail, &none, n, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+     * them). */
+    if (!mcs_try_enter(&l->q, n)) {
         lt_qnode_put(n);
         return EBUSY;
     }
-    __atomic_store_n(&l->owner, n, __ATOMIC_RELAXED);
+    mcs_set_owner(&l->q, n);
     return lt_acquired(m);
 }
 
@@ -242,23 +230,13 @@ static void grant(int site, struct lt_qnode *x)
     lt_wake_word(&x->state, LT_GRANTED); /* release XCHG; FUTEX_WAKE if it parked */
 }
 
-static struct lt_qnode *await_link(struct lt_qnode *n)
-{
-    struct lt_qnode *next;
-    struct lt_spin s = LT_SPIN_INIT;
-    /* acquire: pairs with the release link of the thread behind n. */
-    while (!(next = __atomic_load_n(&n->next, __ATOMIC_ACQUIRE)))
-        lt_spin_poll(&s, LT_WAIT_SPIN);
-    return next;
-}
-
 /* Make x the only queued node after n (x becomes tail) if nobody arrived; else false. */
 static int replace_tail(struct mcscr_lock *l, struct lt_qnode *n, struct lt_qnode *x)
 {
     struct lt_qnode *expected = n;
     __atomic_store_n(&x->next, NULL, __ATOMIC_RELAXED);
     /* acq_rel: release publishes x.next = NULL (and our section) to whoever links to x. */
-    return __atomic_compare_exchange_n(&l->tail, &expected, x, 0, __ATOMIC_ACQ_REL,
+    return __atomic_compare_exchange_n(&l->q.tail, &expected, x, 0, __ATOMIC_ACQ_REL,
                                        __ATOMIC_RELAXED);
 }
 
@@ -276,7 +254,7 @@ static __attribute__((noinline)) int mcscr_unlock_slow(lt_mutex_t *m, struct lt_
                 grant(site, e);
                 goto out;
             }
-            succ = await_link(n);
+            succ = mcs_await_link(n);
         }
         __atomic_store_n(&e->next, succ, __ATOMIC_RELAXED); /* published by the grant */
         grant(site, e);
@@ -305,13 +283,11 @@ static __attribute__((noinline)) int mcscr_unlock_slow(lt_mutex_t *m, struct lt_
         }
         ps_push_head(l, p); /* an arrival raced in: it gets the lock */
     } else {
-        struct lt_qnode *expected = n;
-        /* 5. release: the next XCHG on tail (acquire) sees our critical section and the PS. */
-        if (__atomic_compare_exchange_n(&l->tail, &expected, NULL, 0, __ATOMIC_RELEASE,
-                                        __ATOMIC_RELAXED))
+        /* 5. release (the next XCHG on tail sees our critical section and the PS) */
+        if (mcs_leave_if_last(&l->q, n))
             goto out;
     }
-    grant(site, await_link(n));
+    grant(site, mcs_await_link(n));
 out:
     lt_qnode_put(n);
     return 0;
@@ -320,13 +296,10 @@ out:
 static int mcscr_unlock(lt_mutex_t *m)
 {
     struct mcscr_lock *l = LT_STATE(m, struct mcscr_lock);
-    struct lt_qnode *n = __atomic_load_n(&l->owner, __ATOMIC_RELAXED), *expected = n;
-    struct lt_qnode *succ = __atomic_load_n(&n->next, __ATOMIC_ACQUIRE);
-    /* Nobody queued and nobody passive: plain release (step 5).  release: the next XCHG on
-     * tail (acquire) sees our critical section. */
-    if (__builtin_expect(!succ && !l->ps_head, 1) &&
-        __atomic_compare_exchange_n(&l->tail, &expected, NULL, 0, __ATOMIC_RELEASE,
-                                    __ATOMIC_RELAXED)) {
+    struct lt_qnode *n = mcs_owner(&l->q);
+    struct lt_qnode *succ = mcs_next(n);
+    /* Nobody queued and nobody passive: plain release (step 5). */
+    if (__builtin_expect(!succ && !l->ps_head, 1) && mcs_leave_if_last(&l->q, n)) {
         lt_qnode_put(n);
         return 0;
     }
@@ -337,10 +310,7 @@ static int mcscr_unlock(lt_mutex_t *m)
 static void mcscr_fork_child(lt_mutex_t *m, int held)
 {
     struct mcscr_lock *l = LT_STATE(m, struct mcscr_lock);
-    struct lt_qnode *n = held ? __atomic_load_n(&l->owner, __ATOMIC_RELAXED) : NULL;
-    if (n)
-        __atomic_store_n(&n->next, NULL, __ATOMIC_RELAXED);
-    __atomic_store_n(&l->tail, n, __ATOMIC_RELAXED);
+    mcs_core_fork_child(&l->q, held);
     l->ps_head = l->ps_tail = NULL;
     l->drain = 0;
 }

@@ -41,8 +41,7 @@
  */
 #include <sched.h>
 
-#include "../algo.h"
-#include "../qnode.h"
+#include "mcs_core.h"
 
 enum { TP_GRANTED = LT_GRANTED, TP_REMOVED = LT_GRANTED + 1 };
 
@@ -50,9 +49,8 @@ enum { TP_GRANTED = LT_GRANTED, TP_REMOVED = LT_GRANTED + 1 };
 #define STUCK_NS 8000 /* a lock that has not changed hands for this long: holder preempted */
 
 struct mcstp_lock {
-    struct lt_qnode *tail;
-    struct lt_qnode *owner; /* the holder's node (atomic, relaxed) */
-    uint32_t gen;           /* bumped by every acquisition (atomic, relaxed) */
+    struct mcs_core q; /* the queue and the holder's node (mcs_core.h) */
+    uint32_t gen;      /* bumped by every acquisition (atomic, relaxed) */
 };
 LT_STATE_FITS(struct mcstp_lock);
 
@@ -64,7 +62,7 @@ static int mcstp_init(lt_mutex_t *m)
 
 static int mcstp_destroy(lt_mutex_t *m)
 {
-    return __atomic_load_n(&LT_STATE(m, struct mcstp_lock)->tail, __ATOMIC_RELAXED) ? EBUSY : 0;
+    return mcs_core_busy(&LT_STATE(m, struct mcstp_lock)->q) ? EBUSY : 0;
 }
 
 static inline void publish(struct lt_qnode *n, uint64_t now)
@@ -76,7 +74,7 @@ static inline void publish(struct lt_qnode *n, uint64_t now)
 /* Record an acquisition: the lock changed hands (waiters watch this; see above). */
 static inline int mcstp_acquired(lt_mutex_t *m, struct mcstp_lock *l, struct lt_qnode *n)
 {
-    __atomic_store_n(&l->owner, n, __ATOMIC_RELAXED);
+    mcs_set_owner(&l->q, n);
     /* relaxed: a progress hint; we own the line already (we just swapped the tail). */
     __atomic_store_n(&l->gen, __atomic_load_n(&l->gen, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
     return lt_acquired(m);
@@ -118,14 +116,13 @@ static __attribute__((noinline)) int mcstp_queue(lt_mutex_t *m, struct lt_qnode 
     for (;;) {
         /* The unlocker reads our stamp only after it sees our link (release below). */
         publish(n, lt_now_ns());
-        __atomic_store_n(&pred->next, n, __ATOMIC_RELEASE);
+        mcs_link(pred, n);
         if (mcstp_wait(l, n) == TP_GRANTED)
             break;
         /* REMOVED: we were passed over while descheduled; the holder is done with our node */
         __atomic_store_n(&n->next, NULL, __ATOMIC_RELAXED);
         __atomic_store_n(&n->state, LT_WAITING, __ATOMIC_RELAXED);
-        /* acq_rel: as in mcs (publish the node; take over the queue). */
-        pred = __atomic_exchange_n(&l->tail, n, __ATOMIC_ACQ_REL);
+        pred = mcs_enqueue(&l->q, n);
         if (!pred)
             break;
     }
@@ -135,11 +132,8 @@ static __attribute__((noinline)) int mcstp_queue(lt_mutex_t *m, struct lt_qnode 
 static int mcstp_lock(lt_mutex_t *m)
 {
     struct mcstp_lock *l = LT_STATE(m, struct mcstp_lock);
-    struct lt_qnode *n = lt_qnode_get();
-    __atomic_store_n(&n->next, NULL, __ATOMIC_RELAXED);
-    __atomic_store_n(&n->state, LT_WAITING, __ATOMIC_RELAXED);
-    /* acq_rel: as in mcs (publish the node; take over the queue). */
-    struct lt_qnode *pred = __atomic_exchange_n(&l->tail, n, __ATOMIC_ACQ_REL);
+    struct lt_qnode *n = mcs_fresh_node();
+    struct lt_qnode *pred = mcs_enqueue(&l->q, n);
     if (__builtin_expect(pred != NULL, 0))
         return mcstp_queue(m, n, pred);
     return mcstp_acquired(m, l, n);
@@ -148,9 +142,8 @@ static int mcstp_lock(lt_mutex_t *m)
 static int mcstp_trylock(lt_mutex_t *m)
 {
     struct mcstp_lock *l = LT_STATE(m, struct mcstp_lock);
-    struct lt_qnode *n = lt_qnode_get(), *none = NULL;
-    __atomic_store_n(&n->next, NULL, __ATOMIC_RELAXED);
-    if (!__atomic_compare_exchange_n(&l->tail, &none, n, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+    struct lt_qnode *n = mcs_fresh_node();
+    if (!mcs_try_enter(&l->q, n)) {
         lt_qnode_put(n);
         return EBUSY;
     }
@@ -162,22 +155,12 @@ static int mcstp_timedlock(lt_mutex_t *m, const struct timespec *abstime)
     return lt_timedlock_handoff(m, mcstp_trylock, abstime);
 }
 
-static struct lt_qnode *await_link(struct lt_qnode *n)
-{
-    struct lt_qnode *next;
-    struct lt_spin s = LT_SPIN_INIT;
-    /* acquire: pairs with the release link of the thread behind n. */
-    while (!(next = __atomic_load_n(&n->next, __ATOMIC_ACQUIRE)))
-        lt_spin_poll(&s, LT_WAIT_SPIN);
-    return next;
-}
-
 static __attribute__((noinline)) int mcstp_handover(lt_mutex_t *m, struct lt_qnode *n,
                                                     struct lt_qnode *cand)
 {
     struct mcstp_lock *l = LT_STATE(m, struct mcstp_lock);
     if (!cand) /* a waiter is between its XCHG and its link */
-        cand = await_link(n);
+        cand = mcs_await_link(n);
     lt_qnode_put(n); /* linked behind: nobody refers to our node any more */
     int site = lt_site(m);
     for (;;) {
@@ -191,15 +174,13 @@ static __attribute__((noinline)) int mcstp_handover(lt_mutex_t *m, struct lt_qno
         }
         struct lt_qnode *next = __atomic_load_n(&cand->next, __ATOMIC_ACQUIRE);
         if (!next) {
-            struct lt_qnode *expected = cand;
-            /* cand is the tail: leave the queue empty, the lock free (release, as above). */
-            if (__atomic_compare_exchange_n(&l->tail, &expected, NULL, 0, __ATOMIC_RELEASE,
-                                            __ATOMIC_RELAXED)) {
+            /* cand is the tail: leave the queue empty, the lock free. */
+            if (mcs_leave_if_last(&l->q, cand)) {
                 lt_stat(site, LT_STAT_SKIPPED);
                 __atomic_store_n(&cand->state, TP_REMOVED, __ATOMIC_RELEASE);
                 return 0;
             }
-            next = await_link(cand);
+            next = mcs_await_link(cand);
         }
         lt_stat(site, LT_STAT_SKIPPED);
         /* release: orders our reads of cand before its owner reuses the node. */
@@ -211,12 +192,9 @@ static __attribute__((noinline)) int mcstp_handover(lt_mutex_t *m, struct lt_qno
 static int mcstp_unlock(lt_mutex_t *m)
 {
     struct mcstp_lock *l = LT_STATE(m, struct mcstp_lock);
-    struct lt_qnode *n = __atomic_load_n(&l->owner, __ATOMIC_RELAXED), *expected = n;
-    struct lt_qnode *cand = __atomic_load_n(&n->next, __ATOMIC_ACQUIRE);
-    /* release: the next XCHG on tail (acquire) sees our critical section. */
-    if (__builtin_expect(!cand, 1) &&
-        __atomic_compare_exchange_n(&l->tail, &expected, NULL, 0, __ATOMIC_RELEASE,
-                                    __ATOMIC_RELAXED)) {
+    struct lt_qnode *n = mcs_owner(&l->q);
+    struct lt_qnode *cand = mcs_next(n);
+    if (__builtin_expect(!cand, 1) && mcs_leave_if_last(&l->q, n)) {
         lt_qnode_put(n);
         return 0;
     }
@@ -226,11 +204,7 @@ static int mcstp_unlock(lt_mutex_t *m)
 /* fork (mutex.c): as mcs - the holder's node stays the whole queue, or the queue goes. */
 static void mcstp_fork_child(lt_mutex_t *m, int held)
 {
-    struct mcstp_lock *l = LT_STATE(m, struct mcstp_lock);
-    struct lt_qnode *n = held ? __atomic_load_n(&l->owner, __ATOMIC_RELAXED) : NULL;
-    if (n)
-        __atomic_store_n(&n->next, NULL, __ATOMIC_RELAXED);
-    __atomic_store_n(&l->tail, n, __ATOMIC_RELAXED);
+    mcs_core_fork_child(&LT_STATE(m, struct mcstp_lock)->q, held);
 }
 
 const struct lt_algo lt_algo_mcstp = {
