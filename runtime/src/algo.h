@@ -102,14 +102,14 @@ extern const unsigned lt_nalgos;
 #include "algorithms.def"
 #undef LT_ALGORITHM
 
-/* Helpers for algorithms (mutex.c). */
+/* Helpers for algorithms: timedlock (timed.c), the rest (mutex.c). */
 
 /* timedlock by polling trylock: spin for the spin budget, then sleep between attempts with
  * exponential back-off (1 us .. 1 ms).  Loses to a queue that never empties: only for rcl's
  * servicing threads (lt_timedlock_handoff is the others'). */
 int lt_timedlock_poll(lt_mutex_t *m, int (*trylock)(lt_mutex_t *), const struct timespec *abstime);
 /* timedlock that waits its turn under contention: the waiter announces itself and the next
- * release through mutex.c hands it the lock (at most every other release; mutex.c, "timedlock").
+ * release through mutex.c hands it the lock (at most every other release; timed.c).
  * For the algorithms whose unlock releases the lock whoever calls it (the holder's node, if
  * any, is kept in the lock), which is every one but rcl (and posix, which has glibc's). */
 int lt_timedlock_handoff(lt_mutex_t *m, int (*trylock)(lt_mutex_t *),

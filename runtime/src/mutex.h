@@ -25,8 +25,12 @@ void lt_mutex_after_fork_child(void);
 /* A forked child: m was being acquired (or executed on) by a thread lost in the fork; make
  * its state consistent (mutex.c: fork). */
 void lt_mutex_fork_repair(lt_mutex_t *m);
+/* timed.c: on the release slow path, with TIMED or HANDED set in m->_flags: 1 when the lock
+ * went to a timed waiter (it stays held, by that waiter now), 0 when the caller must release
+ * it. */
+int lt_timed_handoff(lt_mutex_t *m);
 /* fork: the timed waiters' list is held across the fork; in the child, the timed waiters
- * announced at the fork are gone (mutex.c: timedlock). */
+ * announced at the fork are gone (timed.c). */
 void lt_mutex_timed_prepare_fork(void);
 void lt_mutex_timed_parent_after_fork(void);
 void lt_mutex_timed_fork_child(void);
