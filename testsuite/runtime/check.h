@@ -1,10 +1,12 @@
-/* check.h - the few assertions the C tests need; a failure prints file:line and exits 1. */
+/* check.h - the few assertions the C tests need (a failure prints file:line and exits 1), and
+ * their clock. */
 #ifndef LT_CHECK_H
 #define LT_CHECK_H
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define CHECK(cond)                                                                                \
     do {                                                                                           \
@@ -23,5 +25,13 @@
             exit(1);                                                                               \
         }                                                                                          \
     } while (0)
+
+/* Monotonic seconds, for the tests' deadlines and durations. */
+static inline double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 #endif

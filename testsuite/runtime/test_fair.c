@@ -36,13 +36,6 @@
 #define SHARE_MIN    0.01
 #define WAIT_MAX_S   1.0
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static struct {
     long v;
     char pad[120];

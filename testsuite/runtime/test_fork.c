@@ -77,13 +77,6 @@ static void *worker(void *arg)
     return NULL;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void child(void)
 {
     for (int k = 0; k < CHILD_OPS; k++)

@@ -35,13 +35,6 @@
 #define REPEATS     3
 #define PROBE_S     3.0
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Critical-section data: four shared lines, read-modify-written in turn. */
 static struct {
     long v;

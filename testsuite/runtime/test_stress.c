@@ -46,13 +46,6 @@ static int ncpus;
 static double scale = 1.0; /* sanitizer slow-down compensation */
 static double tolerance_s = 1.0;
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static struct timespec deadline_in(double seconds, clockid_t clock)
 {
     struct timespec ts;

@@ -40,13 +40,6 @@ static long progress[HAMMERS]; /* atomic */
 static int stop;               /* atomic */
 static int hold, holding;      /* atomic: the holder's orders and state */
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* A deadline s seconds from now on CLOCK_REALTIME (timedlock's clock). */
 static struct timespec deadline_in(double s)
 {
