@@ -15,6 +15,13 @@ since the first documents (each optional when reading):
     each with its `processes`;
   - `condition_variables[]` (waits, timed waits, timeouts, wait time, signals and
     broadcasts, those that found no waiter), and `owner_changes` per lock site.
+  - per lock, `callsites[]` (DESIGN.md): the places it is acquired, by critical-section
+    time: `file`, `line`, `function` of the caller of lock, trylock, timedlock (or of a
+    condition wait, whose return starts a section), `acquisitions`, `contended`, `hold_ns`,
+    `wait_ns`, and added `cs_ns`, `cs_percent`, `timed_acquisitions`, `module`, `symbol`
+    (no debug information); callers past the profiler's table are one entry with
+    `other_callers`: true and no file.  `section_times` joins them to the rewriter's
+    critical sections.
 """
 
 from __future__ import annotations
@@ -90,7 +97,49 @@ def by_site(doc: dict, path: Path | str, source_root: Path) -> dict[tuple[str, i
             if not _used_by(lock, launched):
                 continue  # only another program of the run (a helper it ran) had it
             raise LocktuneError(f"{path}: locks[{n}] has no site file and line")
+        calls = lock.get("callsites")
+        if isinstance(calls, list):  # callsite files as the rewriter names them, like sites
+            lock = dict(lock)
+            lock["callsites"] = [
+                {**c, "file": _relative(c["file"], source_root)}
+                if isinstance(c, dict) and isinstance(c.get("file"), str)
+                else c
+                for c in calls
+            ]
         out[(_relative(file, source_root), line)] = lock
+    return out
+
+
+def section_times(lock: dict, sections: list[dict]) -> list[dict]:
+    """Where a lock entry of `by_site` spends its critical-section time, joined to the
+    rewriter's critical sections of its site (`sections`: dicts with `file`, `line` of the
+    lock call, `status`, `function`): a callsite is the section whose lock call is on its
+    line.  One dict per callsite with time, by time: {file, line, function, cs_ns,
+    share_percent (of the lock's critical-section time), acquisitions, contended,
+    other_callers, section (the matching section or None)}."""
+    total = lock.get("cs_ns") or 0
+    by_line: dict[tuple, dict] = {}
+    for sec in sections:
+        by_line.setdefault((sec.get("file"), sec.get("line")), sec)
+    out = []
+    for c in lock.get("callsites") or []:
+        if not isinstance(c, dict) or not (c.get("cs_ns") or c.get("acquisitions")):
+            continue
+        cs = c.get("cs_ns") or 0
+        out.append(
+            {
+                "file": c.get("file"),
+                "line": c.get("line"),
+                "function": c.get("function"),
+                "cs_ns": cs,
+                "share_percent": 100.0 * cs / total if total else 0.0,
+                "acquisitions": c.get("acquisitions") or 0,
+                "contended": c.get("contended") or 0,
+                "other_callers": bool(c.get("other_callers")),
+                "section": by_line.get((c.get("file"), c.get("line"))),
+            }
+        )
+    out.sort(key=lambda x: -x["cs_ns"])
     return out
 
 
