@@ -111,7 +111,8 @@ def hot_lines(sites: list[dict], root: Path | None) -> list[str]:
         c = h["callsite"]
         if h["site"] != last:
             last = h["site"]
-            more = f" ({h['more']} more callers)" if h["more"] else ""
+            more = h["more"]
+            more = f" ({more} more caller{'s' if more > 1 else ''})" if more else ""
             out.append(f"{h['site']}{more}")
         out.append(
             f"  {h['share']:5.1f}%  {callsite_label(c)}: {c.get('acquisitions', 0):,} acquired, "

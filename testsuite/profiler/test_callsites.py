@@ -46,22 +46,36 @@ def lock_named(doc: dict, name: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def callers_run(run_locktune, tmp_path_factory):
+def callers_exe(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("callers")
-    exe = build(tmp, "callers")
-    res, doc = profile(run_locktune, tmp, exe, "2", "400")
+    return build(tmp, "callers")
+
+
+@pytest.fixture(scope="module")
+def callers_run(run_locktune, callers_exe):
+    tmp = callers_exe.parent
+    res, doc = profile(run_locktune, tmp, callers_exe, "2", "400")
     assert res.returncode == 0, res.stderr
     return res, doc, tmp
 
 
-def test_each_caller_exact_counts_and_times(callers_run):
-    res, doc, _ = callers_run
+@pytest.mark.parametrize("sample", ["16", "1"])
+def test_each_caller_exact_counts_and_times(run_locktune, callers_exe, tmp_path, sample):
+    """Counts exact.  Times: with every section timed (--sample 1), within the truth tests'
+    tolerance; with the default sampling, also within the error of the site's own estimate
+    (a preemption in an untimed uncontended section is lost to the site as a whole, the
+    open case of docs/profiler.md "Accuracy"): the split among callers adds none."""
+    res, doc = profile(run_locktune, tmp_path, callers_exe, "2", "400", opts=("--sample", sample))
+    assert res.returncode == 0, res.stderr
     life, truth, _ = parse(res.stdout)
     assert life > 0 and set(truth) == set(NAMES)
     lines = call_lines()
     lock = lock_named(doc, "cs_lock")
     sites = lock["callsites"]
     errors, figures = [], []
+    site_error = abs(lock["cs_ns"] - sum(t["cs_ns"] for t in truth.values()))
+    if sample == "1":
+        site_error = 0
     for name in NAMES:
         t = truth[name]
         found = [c for c in sites if c["file"] == "callers.c" and c["line"] == lines[name]]
@@ -80,6 +94,7 @@ def test_each_caller_exact_counts_and_times(callers_run):
         if c["acquisitions"] != t["acquisitions"]:
             errors.append(f"{name}: {c['acquisitions']} acquisitions, true {t['acquisitions']}")
         allowed = REL * t["cs_ns"] + SLACK_NS * t["acquisitions"] + t["slow_release_ns"]
+        allowed += site_error
         if abs(c["cs_ns"] - t["cs_ns"]) > allowed:
             errors.append(
                 f"{name}: cs {c['cs_ns'] / 1e6:.3f} ms, true {t['cs_ns'] / 1e6:.3f} ms "

@@ -149,7 +149,7 @@ static void *work(void *arg)
     __attribute__((noinline)) static void many_##n(void)                                           \
     {                                                                                              \
         pthread_mutex_lock(&many_lock);                                                            \
-        sink++;                                                                                    \
+        sink += n; /* not identical: gcc would fold them into one (-fipa-icf) */                   \
         pthread_mutex_unlock(&many_lock);                                                          \
     }
 MANY(0)
