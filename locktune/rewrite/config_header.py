@@ -121,7 +121,7 @@ def section_label(t: dict) -> str:
     where = f"{t['file']}:{t['line']}" + (f" in {t['function']}()" if t["function"] else "")
     sec = t["section"]
     if sec is None:
-        what = "no critical section found there"
+        what = "no section at that line in these sources"
     elif sec.get("status") == "extracted":
         what = "extracted"
     else:
