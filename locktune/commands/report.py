@@ -30,8 +30,20 @@ from locktune.profiler import recommend as rec
     help="Thresholds from `locktune calibrate` (default: $LOCKTUNE_THRESHOLDS, then "
     "~/.config/locktune/thresholds.json, then the documented defaults).",
 )
+@click.option(
+    "--source-root",
+    type=click.Path(file_okay=False),
+    metavar="DIR",
+    help="Where the sources are, for the hot sections' source lines (default: the "
+    "profile's meta.source_root).",
+)
 def command(
-    profile: str, top: int | None, as_json: bool, html: str | None, thresholds: str | None
+    profile: str,
+    top: int | None,
+    as_json: bool,
+    html: str | None,
+    thresholds: str | None,
+    source_root: str | None,
 ) -> None:
     """Rank the lock sites of PROFILE by the share of thread time in their critical sections
     (acquire + hold + release), with contention, waits, cache misses per section (or a
@@ -40,8 +52,8 @@ def command(
     doc = document.read(profile)
     limits = rec.load(thresholds)
     if html:
-        Path(html).write_text(render.html(doc, limits, top, profile))
+        Path(html).write_text(render.html(doc, limits, top, profile, source_root))
     if as_json:
         click.echo(json.dumps(render.as_json(doc, limits, top, profile), indent=1))
     else:
-        click.echo(render.text(doc, limits, top), nl=False)
+        click.echo(render.text(doc, limits, top, source_root), nl=False)

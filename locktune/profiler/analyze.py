@@ -57,6 +57,9 @@ class Resolver:
             for mod, vaddr in self.tails.get(s.index, []) + list(s.frames):
                 if 0 <= mod < len(self.modules):
                     want[mod].append(vaddr - 1)  # a return address: the call is just before
+            for key in s.callsites:  # callers of lock, trylock, timedlock: return addresses
+                if key is not None and 0 <= key[0] < len(self.modules):
+                    want[key[0]].append(key[1] - 1)
         for mod, addrs in want.items():
             known = self._known.setdefault(self.modules[mod].path, {})
             missing = [a for a in addrs if a not in known]
@@ -123,6 +126,30 @@ class Resolver:
                 )
         return out
 
+    def callsite(self, key: tuple[int, int] | None) -> dict:
+        """Where a lock is taken: the caller of the lock call, from its return address (the
+        innermost frame of an inline chain: the line of the lock call itself)."""
+        if key is None:
+            return {"file": None, "line": None, "function": None, "module": None, "other": True}
+        mod, vaddr = key
+        module = self.module_name(mod)
+        chain = self._code.get(mod, {}).get(vaddr - 1) if mod >= 0 else None
+        if chain:
+            loc = chain[0]
+            return {
+                "file": self.rel(loc.file),
+                "line": loc.line,
+                "function": loc.function,
+                "module": module,
+            }
+        sym = (
+            self.modules[mod].symbol_at(vaddr - 1, "func") if 0 <= mod < len(self.modules) else None
+        )
+        label = f"{os.path.basename(module or '?')}+{vaddr - 1:#x}"
+        if sym:
+            label = f"{sym[0]}+{sym[1]:#x}"
+        return {"file": None, "line": None, "function": None, "module": module, "symbol": label}
+
     def variable(self, mod: int, vaddr: int) -> tuple[dict | None, str | None]:
         """(definition {file, line}, "name" + detail) of the static variable at vaddr."""
         if not 0 <= mod < len(self.modules):
@@ -187,6 +214,21 @@ def scaled(slots: dict) -> dict:
         out[k] = slots[k] + _estimate(
             untimed, slots[f"{k}_free"], slots["timed_free"], slots[k], slots["timed"]
         )
+    return out
+
+
+def scaled_callsite(c: dict, site: dict) -> dict:
+    """A callsite's sums (raw.CALLSITE_FIELDS) with its untimed acquisitions estimated as
+    the site's are (scaled): from this caller's own random samples (callers of one lock run
+    sections of different lengths), or, before it has any, from the site's."""
+    out = dict(c)
+    untimed = c["acquisitions"] - c["timed"]
+    for k in ("hold", "cs"):
+        if c["timed_free"]:
+            add = _estimate(untimed, c[f"{k}_free"], c["timed_free"], c[k], c["timed"])
+        else:
+            add = _estimate(untimed, site[f"{k}_free"], site["timed_free"], c[k], c["timed"])
+        out[k] = c[k] + add
     return out
 
 
@@ -363,8 +405,20 @@ class Process:
                     "created": 0,
                     "live": 0,
                     "raw": 0,
+                    "callsites": {},
                 }
             g["raw"] += 1
+            for key, c in s.callsites.items():
+                where = self.resolver.callsite(key)
+                ckey = (where["file"], where["line"], where["function"], where.get("symbol"))
+                if where.get("other"):
+                    ckey = None
+                into = g["callsites"].setdefault(
+                    ckey, {"where": where, "raw": dict.fromkeys(c, 0), "site_slots": []}
+                )
+                for k, v in c.items():
+                    into["raw"][k] += v
+                into["site_slots"].append(s.slots)
             g["attrs"].update(s.attrs)
             g["max_live"] += max(s.max_live, 0)
             g["created"] += s.created
@@ -374,10 +428,17 @@ class Process:
                     max(g["slots"][k], v) if k in rawmod.MAX_FIELDS else g["slots"][k] + v
                 )
         for g in self.groups.values():
-            sums = scaled(g.pop("slots"))
+            slots = g.pop("slots")
+            sums = scaled(slots)
             for k in TIME_FIELDS:
                 sums[k] = _ns(sums[k], self.hz)
             g["sums"] = sums
+            for c in g["callsites"].values():
+                cs = scaled_callsite(c.pop("raw"), slots)
+                c.pop("site_slots")
+                for k in ("wait", "hold", "cs"):
+                    cs[k] = _ns(cs[k], self.hz)
+                c["sums"] = cs
         self.acquisitions = sum(
             g["sums"]["acquisitions"] for g in self.groups.values() if g["kind"] != "cond"
         )
@@ -443,9 +504,16 @@ def _merge(groups: list[dict]) -> dict:
         "created": 0,
         "live": 0,
         "raw": 0,
+        "callsites": {},
     }
     for g in groups:
         out["attrs"] |= g["attrs"]
+        for key, c in g["callsites"].items():
+            into = out["callsites"].setdefault(
+                key, {"where": c["where"], "sums": dict.fromkeys(c["sums"], 0)}
+            )
+            for k, v in c["sums"].items():
+                into["sums"][k] += v
         for k in ("max_live", "created", "live", "raw"):
             out[k] += g[k]
         for k, v in g["sums"].items():
@@ -516,9 +584,42 @@ def _lock_entry(
             sl["timed"], sl["timed_hold"], sl["remote_acquisitions"], sl["remote_hold"]
         ),
         "raw_sites": g["raw"],
+        "callsites": _callsites(g.get("callsites", {}), thread_ns),
     }
     entry["recommendation"] = rec.recommend(entry, machine, thresholds["values"])
     return entry
+
+
+def _callsites(callsites: dict, thread_ns: float) -> list[dict]:
+    """profile.json's callsites[] of one lock: the places it is acquired, by critical-section
+    time.  The "other callers" bucket (callers past the profiler's per-thread table,
+    layout.h LT_CALLSITES) is an entry with `other_callers`: true and no file."""
+    out = []
+    for key, c in callsites.items():
+        w, sl = c["where"], c["sums"]
+        acq = sl["acquisitions"]
+        if not acq and not sl["cs"]:
+            continue
+        e = {
+            "file": w["file"],
+            "line": w["line"],
+            "function": w["function"],
+            "module": w["module"],
+            "acquisitions": acq,
+            "contended": sl["contended"],
+            "hold_ns": round(sl["hold"]),
+            "wait_ns": round(sl["wait"]),
+            "cs_ns": round(sl["cs"]),
+            "cs_percent": round(100.0 * sl["cs"] / thread_ns, 3) if thread_ns else 0.0,
+            "timed_acquisitions": sl["timed"],
+        }
+        if w.get("symbol"):
+            e["symbol"] = w["symbol"]
+        if key is None:
+            e["other_callers"] = True
+        out.append(e)
+    out.sort(key=lambda e: (-e["cs_ns"], -e["acquisitions"], str(e["file"]), e["line"] or 0))
+    return out
 
 
 def _cond_entry(g: dict) -> dict:

@@ -15,6 +15,13 @@ since the first documents (each optional when reading):
     each with its `processes`;
   - `condition_variables[]` (waits, timed waits, timeouts, wait time, signals and
     broadcasts, those that found no waiter), and `owner_changes` per lock site.
+  - per lock, `callsites[]` (DESIGN.md): the places it is acquired, by critical-section
+    time: `file`, `line`, `function` of the caller of lock, trylock, timedlock (or of a
+    condition wait, whose return starts a section), `acquisitions`, `contended`, `hold_ns`,
+    `wait_ns`, and added `cs_ns`, `cs_percent`, `timed_acquisitions`, `module`, `symbol`
+    (no debug information); callers past the profiler's table are one entry with
+    `other_callers`: true and no file.  `section_times` joins them to the rewriter's
+    critical sections.
 """
 
 from __future__ import annotations
@@ -63,7 +70,7 @@ def read(path: Path | str) -> dict:
 def by_site(doc: dict, path: Path | str, source_root: Path) -> dict[tuple[str, int], dict]:
     """(file relative to the source root, line) -> the lock entry: how the rewriter joins a
     profile to the sites it finds.  The entries are the sites of every process of the run,
-    summed (version 2), so the workers of a program count.  Every entry of the launched
+    summed (every process's), so the workers of a program count.  Every entry of the launched
     program's executable must have a site file and line; one used only by other programs
     the run started (a helper without debug information) is left out."""
     out: dict[tuple[str, int], dict] = {}
@@ -80,7 +87,49 @@ def by_site(doc: dict, path: Path | str, source_root: Path) -> dict[tuple[str, i
                 "profiled without debug information; rebuild it with -g, or name the folder "
                 "of its debug files in $LOCKTUNE_DEBUG_DIRS, and profile it again"
             )
+        calls = lock.get("callsites")
+        if isinstance(calls, list):  # callsite files as the rewriter names them, like sites
+            lock = dict(lock)
+            lock["callsites"] = [
+                {**c, "file": _relative(c["file"], source_root)}
+                if isinstance(c, dict) and isinstance(c.get("file"), str)
+                else c
+                for c in calls
+            ]
         out[(_relative(file, source_root), line)] = lock
+    return out
+
+
+def section_times(lock: dict, sections: list[dict]) -> list[dict]:
+    """Where a lock entry of `by_site` spends its critical-section time, joined to the
+    rewriter's critical sections of its site (`sections`: dicts with `file`, `line` of the
+    lock call, `status`, `function`): a callsite is the section whose lock call is on its
+    line.  One dict per callsite with time, by time: {file, line, function, cs_ns,
+    share_percent (of the lock's critical-section time), acquisitions, contended,
+    other_callers, section (the matching section or None)}."""
+    total = lock.get("cs_ns") or 0
+    by_line: dict[tuple, dict] = {}
+    for sec in sections:
+        by_line.setdefault((sec.get("file"), sec.get("line")), sec)
+    out = []
+    for c in lock.get("callsites") or []:
+        if not isinstance(c, dict) or not (c.get("cs_ns") or c.get("acquisitions")):
+            continue
+        cs = c.get("cs_ns") or 0
+        out.append(
+            {
+                "file": c.get("file"),
+                "line": c.get("line"),
+                "function": c.get("function"),
+                "cs_ns": cs,
+                "share_percent": 100.0 * cs / total if total else 0.0,
+                "acquisitions": c.get("acquisitions") or 0,
+                "contended": c.get("contended") or 0,
+                "other_callers": bool(c.get("other_callers")),
+                "section": by_line.get((c.get("file"), c.get("line"))),
+            }
+        )
+    out.sort(key=lambda x: -x["cs_ns"])
     return out
 
 

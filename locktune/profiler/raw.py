@@ -15,7 +15,7 @@ from pathlib import Path
 from locktune.errors import LocktuneError
 
 MAGIC = b"LTPROF01"
-VERSION = 2
+VERSION = 3
 
 FLAG_FINISHED = 1
 FLAG_FORKED_CHILD = 2
@@ -48,15 +48,26 @@ SITE_SIGNED = {"live", "max_live"}
 SLOT_FIELDS = (
     "thread_gen acquisitions contended timed hold cs long_cs remote_acquisitions "
     "remote_hold wait max_hold timed_free hold_free cs_free trylock_failures timeouts "
-    "read_acquisitions cond_waits cond_wait misses threads owner_changes reserved0 reserved1 "
+    "read_acquisitions cond_waits cond_wait misses threads owner_changes callsite_hint reserved1 "
     "timed_waits signals broadcasts signals_unwaited broadcasts_unwaited max_cond_wait"
 ).split()
-MAX_FIELDS = {"max_hold", "max_cond_wait", "long_cs"}  # summed over threads as a maximum
+MAX_FIELDS = {
+    "max_hold",
+    "max_cond_wait",
+    "long_cs",
+    "callsite_hint",
+}  # summed over threads as a maximum
 RECORD_FIELDS = (
     "next free_next serial tid start_ticks last_ticks time occupants cs_outer outer_sections "
     "outer_timed outer_random cs_outer_random clock_noise foreign_unlocks held_overflow"
 ).split()
-MODULE_SIZE, SITE_SIZE, SLOT_SIZE, RECORD_SIZE = 512, 256, 256, 512
+CALLSITE_FIELDS = (
+    "ra module vaddr acquisitions contended timed wait hold cs timed_free hold_free cs_free"
+).split()
+CALLSITES = 8  # per slot: LT_CALLSITES; the last is the "other callers" bucket
+CALLSITE_SIZE = 96
+MODULE_SIZE, SITE_SIZE, RECORD_SIZE = 512, 256, 512
+SLOT_SIZE = 256 + CALLSITES * CALLSITE_SIZE
 MAX_FRAMES = 8
 CHUNKS = 64
 SLOTS_PER_CHUNK = 64
@@ -83,6 +94,9 @@ class Site:
     created: int
     destroyed: int
     slots: dict[str, int] = field(default_factory=dict)  # summed over threads
+    # callers of lock/trylock/timedlock (and condition waits), summed over threads: key
+    # (module index, vaddr of the return address), or None for the "other callers" bucket
+    callsites: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -259,6 +273,7 @@ def _parse(path: Path, buf) -> RawProfile:
                 )
                 if not vals["threads"]:  # never touched
                     continue
+                _callsites(buf, base + k * SLOT_SIZE + 256, site.callsites)
                 acc = site.slots
                 for name in SLOT_FIELDS[1:]:
                     v = vals[name]
@@ -270,6 +285,29 @@ def _parse(path: Path, buf) -> RawProfile:
                         acc[name] += v
         off = r["next"]
     return RawProfile(path, h, exe, cmdline, pmu_event, pmu_reason, modules, sites, records)
+
+
+def _callsites(buf, off: int, acc: dict) -> None:
+    """Add one slot's callsite table (layout.h, struct lt_raw_callsite) to `acc`."""
+    for i in range(CALLSITES):
+        c = dict(
+            zip(
+                CALLSITE_FIELDS,
+                _words(buf, off + i * CALLSITE_SIZE, len(CALLSITE_FIELDS)),
+                strict=True,
+            )
+        )
+        if i == CALLSITES - 1:
+            if not (c["acquisitions"] or c["cs"]):
+                continue
+            key = None  # callers past the table
+        elif not c["ra"]:
+            break
+        else:
+            key = (c["module"] - 1, c["vaddr"])
+        into = acc.setdefault(key, dict.fromkeys(CALLSITE_FIELDS[3:], 0))
+        for name in CALLSITE_FIELDS[3:]:
+            into[name] += c[name]
 
 
 def read_dir(directory: Path) -> list[RawProfile]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from html import escape
+from pathlib import Path
 
 from locktune import charts
 from locktune.profiler import document
@@ -36,6 +37,91 @@ def rerank(profile: dict, thresholds: dict, process: dict | None = None) -> list
         sites.append(s)
     sites.sort(key=lambda e: (-(e.get("cs_percent") or 0), -(e.get("acquisitions") or 0)))
     return sites
+
+
+HOT_SITES = 3  # sites whose critical sections are shown (terminal: also under --top)
+HOT_CALLSITES = 3  # callsites shown per hot site
+
+
+def source_root(profile: dict, given: str | Path | None) -> Path | None:
+    """Where the sources are: --source-root, else the profile's meta.source_root."""
+    root = given or (profile.get("meta") or {}).get("source_root")
+    return Path(root) if root else None
+
+
+def source_line(root: Path | None, file: str | None, line: int | None) -> str | None:
+    """The text of file:line (relative to root, or absolute), stripped; None when not found."""
+    if not file or not line:
+        return None
+    path = Path(file)
+    if not path.is_absolute():
+        if root is None:
+            return None
+        path = root / path
+    try:
+        with open(path, errors="replace") as f:
+            for n, text_ in enumerate(f, 1):
+                if n == line:
+                    return text_.strip()
+    except OSError:
+        return None
+    return None
+
+
+def callsite_label(c: dict) -> str:
+    if c.get("other_callers"):
+        return "other callers (past the profiler's table of callers per thread)"
+    where = f"{c['file']}:{c['line']}" if c.get("file") and c.get("line") else c.get("symbol")
+    where = where or "?"
+    return f"{where} in {c['function']}()" if c.get("function") else where
+
+
+def hot_sections(sites: list[dict], root: Path | None) -> list[dict]:
+    """The hot sites' top critical sections (callsites[], by critical-section time), each
+    {site (label), callsite, share (of the site's critical-section time), source}; the
+    "other callers" entry whenever a site has one, so that it is never silent."""
+    out = []
+    for s in sites[:HOT_SITES]:
+        calls = s.get("callsites") or []
+        if not calls or not s.get("cs_ns"):
+            continue
+        shown = calls[:HOT_CALLSITES]
+        shown += [c for c in calls[HOT_CALLSITES:] if c.get("other_callers")]
+        for c in shown:
+            out.append(
+                {
+                    "site": site_label(s),
+                    "callsite": c,
+                    "share": 100.0 * (c.get("cs_ns") or 0) / s["cs_ns"],
+                    "source": source_line(root, c.get("file"), c.get("line")),
+                    "more": len(calls) - len(shown),
+                }
+            )
+    return out
+
+
+def hot_lines(sites: list[dict], root: Path | None) -> list[str]:
+    rows = hot_sections(sites, root)
+    if not rows:
+        return []
+    out = ["", "hot critical sections (where the hot sites are taken: the caller of lock, trylock,"]
+    out.append("timedlock or condition wait; share of the site's critical-section time)")
+    last = None
+    for h in rows:
+        c = h["callsite"]
+        if h["site"] != last:
+            last = h["site"]
+            more = h["more"]
+            more = f" ({more} more caller{'s' if more > 1 else ''})" if more else ""
+            out.append(f"{h['site']}{more}")
+        out.append(
+            f"  {h['share']:5.1f}%  {callsite_label(c)}: {c.get('acquisitions', 0):,} acquired, "
+            f"{c.get('contended', 0):,} contended, wait {_ms(c.get('wait_ns'))} ms, "
+            f"hold {_ms(c.get('hold_ns'))} ms"
+        )
+        if h["source"]:
+            out.append(f"          | {h['source']}")
+    return out
 
 
 def site_label(s: dict) -> str:
@@ -237,7 +323,7 @@ def cond_rows(conds: list[dict]) -> tuple[list[str], list[list], str]:
     return headers, rows, "rllrrrrrrrr"
 
 
-def text(profile: dict, thresholds: dict, top: int | None) -> str:
+def text(profile: dict, thresholds: dict, top: int | None, root: str | Path | None = None) -> str:
     sites = rerank(profile, thresholds)
     shown = sites[:top] if top else sites
     multi = len(document.processes(profile)) > 1
@@ -252,6 +338,7 @@ def text(profile: dict, thresholds: dict, top: int | None) -> str:
     for s in shown:
         r = s["recommendation"]
         out.append(f"{s.get('id')}. {site_label(s)} -> {r['algorithm']}: {r['reason']}")
+    out += hot_lines(shown, source_root(profile, root))
     conds = profile.get("condition_variables") or []
     if conds:
         cshown = conds[:top] if top else conds
@@ -333,7 +420,9 @@ svg { max-width: 100%; height: auto; }
 """
 
 
-def html(profile: dict, thresholds: dict, top: int | None, source: str) -> str:
+def html(
+    profile: dict, thresholds: dict, top: int | None, source: str, root: str | Path | None = None
+) -> str:
     sites = rerank(profile, thresholds)
     shown = sites[: top or 20]
     labels = [site_label(s) for s in shown]
@@ -414,6 +503,7 @@ def html(profile: dict, thresholds: dict, top: int | None, source: str) -> str:
 <th>misses/CS</th><th>instances</th><th>recommendation</th></tr>
 {"".join(rows)}
 </table>
+{_html_hot(shown, source_root(profile, root))}
 {_html_conds(profile, top)}
 {_html_processes(profile, thresholds)}
 <div class=chart>{cs_chart}</div>
@@ -421,6 +511,28 @@ def html(profile: dict, thresholds: dict, top: int | None, source: str) -> str:
 <div class=chart>{loc_chart}</div>
 </body></html>
 """
+
+
+def _html_hot(sites: list[dict], root: Path | None) -> str:
+    rows = []
+    for h in hot_sections(sites, root):
+        c = h["callsite"]
+        src = f"<br><code>{escape(h['source'])}</code>" if h["source"] else ""
+        rows.append(
+            f"<tr><td>{escape(h['site'])}</td><td>{escape(callsite_label(c))}{src}</td>"
+            f"<td class=n>{h['share']:.1f}%</td><td class=n>{c.get('acquisitions', 0):,}</td>"
+            f"<td class=n>{c.get('contended', 0):,}</td><td class=n>{_ms(c.get('wait_ns'))}</td>"
+            f"<td class=n>{_ms(c.get('hold_ns'))}</td></tr>"
+        )
+    if not rows:
+        return ""
+    return (
+        "<h2>Hot critical sections</h2><p class=note>Where the hot sites are taken (the caller "
+        "of lock, trylock, timedlock or condition wait), by share of the site's "
+        "critical-section time.</p><table><tr><th>site</th><th>taken at</th>"
+        "<th>share of site</th><th>acquired</th><th>contended</th><th>wait ms</th>"
+        f"<th>hold ms</th></tr>{''.join(rows)}</table>"
+    )
 
 
 def _html_table(headers: list[str], rows: list[list], align: str) -> str:

@@ -13,6 +13,7 @@ import textwrap
 from pathlib import Path
 
 from locktune.errors import LocktuneError
+from locktune.profiler import document
 from locktune.rewrite.sites import Site
 
 NAME = "locktune_config.h"
@@ -93,6 +94,10 @@ def describe(site: Site) -> str:
     """The comment above a site's entry."""
     words = [f"{site.file}:{site.line} {site.name} ({_kind(site.kind)})."]
     words.append(profile_sentence(site.profile) if site.profile else "No profile.")
+    if site.profile:
+        hot = time_sentence(site.profile, site.sections)
+        if hot:
+            words.append(hot)
     if site.sections_text is not None:  # carried over from the previous header
         if site.sections_text:
             words.append(site.sections_text)
@@ -103,6 +108,37 @@ def describe(site: Site) -> str:
     if text:
         words.append(text)
     return _comment(words)
+
+
+HOT_SECTIONS = 3  # places named per site in the header and the summary
+
+
+def section_label(t: dict) -> str:
+    """One callsite of document.section_times, as words: where, and what the rewriter did
+    with the section there."""
+    if t["other_callers"]:
+        return "other callers"
+    where = f"{t['file']}:{t['line']}" + (f" in {t['function']}()" if t["function"] else "")
+    sec = t["section"]
+    if sec is None:
+        what = "no section at that line in these sources"
+    elif sec.get("status") == "extracted":
+        what = "extracted"
+    else:
+        what = f"kept: {sec.get('reason') or 'kept'}"
+    return f"{where} ({what})"
+
+
+def time_sentence(lock: dict, sections: list[dict]) -> str:
+    """`Time by section: a.c:12 in f() (extracted) 62.0%; ...` (share of the site's
+    critical-section time, from the profile's callsites)."""
+    times = document.section_times(lock, sections)
+    if not times:
+        return ""
+    shown = times[:HOT_SECTIONS]
+    parts = [f"{section_label(t)} {t['share_percent']:.1f}%" for t in shown]
+    more = f"; and {len(times) - len(shown)} more places" if len(times) > len(shown) else ""
+    return f"Time by section: {'; '.join(parts)}{more}."
 
 
 def sections_sentences(total: int, extracted: int, kept: list[dict]) -> str:

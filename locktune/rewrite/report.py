@@ -9,11 +9,13 @@ from pathlib import Path
 
 from locktune import jsondoc
 from locktune.errors import LocktuneError
+from locktune.profiler import document
 from locktune.rewrite import cocci, config_header
 
 SCHEMA = "locktune-rewrite/1"
 SUMMARY_REASONS = 8  # kept reasons shown on the terminal, most frequent first
 SUMMARY_REJECTED = 4  # functions close to lock wrappers shown on the terminal
+SUMMARY_HOT = 5  # profiled critical sections shown on the terminal, by time
 
 
 def build(
@@ -65,6 +67,23 @@ def build(
         for s in table.ordered()
     ]
     matched = {s.key for s in table.sites.values()}
+    hot = []  # the profiled sites' critical sections that carry the time (profile callsites)
+    for s in table.ordered():
+        if s.profile is None:
+            continue
+        for t in document.section_times(s.profile, s.sections):
+            sec = t.pop("section")
+            hot.append(
+                {
+                    "site": f"{s.file}:{s.line}",
+                    **t,
+                    "status": sec.get("status") if sec else None,
+                    "reason": sec.get("reason") if sec else None,
+                    "extracted_function": sec.get("extracted_function") if sec else None,
+                    "label": config_header.section_label({**t, "section": sec}),
+                }
+            )
+    hot.sort(key=lambda h: -h["cs_ns"])
     files = []
     for rel, st in sorted(states.items()):
         status = "failed" if st.error else ("rewritten" if rel in written else "unchanged")
@@ -133,6 +152,7 @@ def build(
         "notes": sorted(
             (n for st in states.values() for n in st.notes), key=lambda n: (n["file"], n["line"])
         ),
+        "hot_sections": hot,
         "profile_sites_not_found": [
             f"{f}:{ln}" for (f, ln) in sorted(profile) if (f, ln) not in matched
         ],
@@ -277,6 +297,15 @@ def summary_text(rep: dict, report_path: str | None) -> str:
         )
     for n in rep.get("notes", []):
         lines.append(f"  note: {n['file']}:{n['line']}: {n['message']}")
+    hot = rep.get("hot_sections") or []
+    for h in hot[:SUMMARY_HOT]:
+        lines.append(
+            f"  hot section        {h['label']}: {h['share_percent']:.1f}% of site "
+            f"{h['site']}'s critical-section time ({h['cs_ns'] / 1e6:.2f} ms)"
+        )
+    if len(hot) > SUMMARY_HOT:
+        more = "the report lists them" if report_path else "--report FILE lists them"
+        lines.append(f"  hot section        and {len(hot) - SUMMARY_HOT} more ({more})")
     if rep["profile_sites_not_found"]:
         nf = rep["profile_sites_not_found"]
         lines.append(

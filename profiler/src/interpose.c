@@ -143,9 +143,9 @@ LT_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
         r = lt_real.mutex_lock(m);
         if (__builtin_expect(acquired_ok(r), 1)) {
             if (__builtin_expect(lt_mutex_has_waiters(m), 0))
-                lt_acquired_at(t, m, s, e, 0, t0, lt_now(), 1, lt_pmc(t), 0);
+                lt_acquired_at(t, m, s, e, 0, t0, lt_now(), 1, lt_pmc(t), 0, LT_CALLER);
             else
-                lt_acquired_untimed(t, m, s, e, t0);
+                lt_acquired_untimed(t, m, s, e, t0, LT_CALLER);
         }
         return r;
     }
@@ -158,7 +158,7 @@ LT_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
     int contended = lt_mutex_has_waiters(m);
     t1 = contended ? lt_now() : lt_took(t0);
     if (__builtin_expect(acquired_ok(r), 1))
-        lt_acquired_at(t, m, s, e, 0, t0, t1, contended, pmc0, pick == LT_TIMED_RANDOM);
+        lt_acquired_at(t, m, s, e, 0, t0, t1, contended, pmc0, pick == LT_TIMED_RANDOM, LT_CALLER);
     return r;
 }
 
@@ -171,7 +171,7 @@ LT_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
     uint64_t t0 = lt_now();
     int r = lt_real.mutex_trylock(m);
     if (acquired_ok(r))
-        lt_acquired(t, m, LT_KIND_MUTEX, 0, t0, lt_took(t0), 0, pmc0);
+        lt_acquired(t, m, LT_KIND_MUTEX, 0, t0, lt_took(t0), 0, pmc0, LT_CALLER);
     else if (r == EBUSY)
         lt_trylock_failed(t, m, LT_KIND_MUTEX);
     return r;
@@ -179,13 +179,13 @@ LT_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 
 /* timedlock and clocklock: try, then the timed call; a timeout is time lost to the lock. */
 static inline int mutex_timed(struct lt_tls *t, pthread_mutex_t *m, int r, uint64_t t0,
-                              uint64_t pmc0)
+                              uint64_t pmc0, uint64_t ra)
 {
     uint64_t t1 = lt_now();
     if (acquired_ok(r))
-        lt_acquired(t, m, LT_KIND_MUTEX, 0, t0, t1, 1, pmc0);
+        lt_acquired(t, m, LT_KIND_MUTEX, 0, t0, t1, 1, pmc0, ra);
     else if (r == ETIMEDOUT)
-        lt_timed_out(t, m, LT_KIND_MUTEX, t0, t1);
+        lt_timed_out(t, m, LT_KIND_MUTEX, t0, t1, ra);
     return r;
 }
 
@@ -199,10 +199,10 @@ LT_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec 
     int r = lt_real.mutex_trylock(m);
     if (r != EBUSY) {
         if (acquired_ok(r))
-            lt_acquired(t, m, LT_KIND_MUTEX, 0, t0, t0, 0, pmc0);
+            lt_acquired(t, m, LT_KIND_MUTEX, 0, t0, t0, 0, pmc0, LT_CALLER);
         return r;
     }
-    return mutex_timed(t, m, lt_real.mutex_timedlock(m, abstime), t0, pmc0);
+    return mutex_timed(t, m, lt_real.mutex_timedlock(m, abstime), t0, pmc0, LT_CALLER);
 }
 
 LT_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clock,
@@ -216,10 +216,10 @@ LT_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clock,
     int r = lt_real.mutex_trylock(m);
     if (r != EBUSY) {
         if (acquired_ok(r))
-            lt_acquired(t, m, LT_KIND_MUTEX, 0, t0, t0, 0, pmc0);
+            lt_acquired(t, m, LT_KIND_MUTEX, 0, t0, t0, 0, pmc0, LT_CALLER);
         return r;
     }
-    return mutex_timed(t, m, lt_real.mutex_clocklock(m, clock, abstime), t0, pmc0);
+    return mutex_timed(t, m, lt_real.mutex_clocklock(m, clock, abstime), t0, pmc0, LT_CALLER);
 }
 
 LT_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
@@ -256,7 +256,7 @@ LT_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 
 /* ---------------------------------------------------------------- rwlocks */
 
-static inline int rw_lock(pthread_rwlock_t *l, int shared)
+static inline int rw_lock(pthread_rwlock_t *l, int shared, uint64_t ra)
 {
     struct lt_tls *t = lt_enter(); /* resolves lt_real on the first call */
     int (*try)(pthread_rwlock_t *) = shared ? lt_real.rwlock_tryrdlock : lt_real.rwlock_trywrlock;
@@ -275,11 +275,11 @@ static inline int rw_lock(pthread_rwlock_t *l, int shared)
         t1 = lt_took(t0);
     }
     if (r == 0)
-        lt_acquired(t, l, LT_KIND_RWLOCK, shared, t0, t1, contended, pmc0);
+        lt_acquired(t, l, LT_KIND_RWLOCK, shared, t0, t1, contended, pmc0, ra);
     return r;
 }
 
-static inline int rw_try(pthread_rwlock_t *l, int shared)
+static inline int rw_try(pthread_rwlock_t *l, int shared, uint64_t ra)
 {
     struct lt_tls *t = lt_enter();
     int (*try)(pthread_rwlock_t *) = shared ? lt_real.rwlock_tryrdlock : lt_real.rwlock_trywrlock;
@@ -289,7 +289,7 @@ static inline int rw_try(pthread_rwlock_t *l, int shared)
     uint64_t t0 = lt_now();
     int r = try(l);
     if (r == 0)
-        lt_acquired(t, l, LT_KIND_RWLOCK, shared, t0, lt_took(t0), 0, pmc0);
+        lt_acquired(t, l, LT_KIND_RWLOCK, shared, t0, lt_took(t0), 0, pmc0, ra);
     else if (r == EBUSY)
         lt_trylock_failed(t, l, LT_KIND_RWLOCK);
     return r;
@@ -297,39 +297,39 @@ static inline int rw_try(pthread_rwlock_t *l, int shared)
 
 /* The timed variants: `r` is the first try's result, `timed` the timed call's. */
 static inline int rw_timed(struct lt_tls *t, pthread_rwlock_t *l, int shared, int r, int timed,
-                           uint64_t t0, uint64_t pmc0)
+                           uint64_t t0, uint64_t pmc0, uint64_t ra)
 {
     if (r != EBUSY) {
         if (r == 0)
-            lt_acquired(t, l, LT_KIND_RWLOCK, shared, t0, t0, 0, pmc0);
+            lt_acquired(t, l, LT_KIND_RWLOCK, shared, t0, t0, 0, pmc0, ra);
         return r;
     }
     uint64_t t1 = lt_now();
     if (timed == 0)
-        lt_acquired(t, l, LT_KIND_RWLOCK, shared, t0, t1, 1, pmc0);
+        lt_acquired(t, l, LT_KIND_RWLOCK, shared, t0, t1, 1, pmc0, ra);
     else if (timed == ETIMEDOUT)
-        lt_timed_out(t, l, LT_KIND_RWLOCK, t0, t1);
+        lt_timed_out(t, l, LT_KIND_RWLOCK, t0, t1, ra);
     return timed;
 }
 
 LT_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l)
 {
-    return rw_lock(l, 1);
+    return rw_lock(l, 1, LT_CALLER);
 }
 
 LT_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l)
 {
-    return rw_lock(l, 0);
+    return rw_lock(l, 0, LT_CALLER);
 }
 
 LT_EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *l)
 {
-    return rw_try(l, 1);
+    return rw_try(l, 1, LT_CALLER);
 }
 
 LT_EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *l)
 {
-    return rw_try(l, 0);
+    return rw_try(l, 0, LT_CALLER);
 }
 
 LT_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abstime)
@@ -339,7 +339,8 @@ LT_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct times
         return lt_real.rwlock_timedrdlock(l, abstime);
     uint64_t pmc0 = lt_pmc(t), t0 = lt_now();
     int r = lt_real.rwlock_tryrdlock(l);
-    return rw_timed(t, l, 1, r, r == EBUSY ? lt_real.rwlock_timedrdlock(l, abstime) : r, t0, pmc0);
+    return rw_timed(t, l, 1, r, r == EBUSY ? lt_real.rwlock_timedrdlock(l, abstime) : r, t0, pmc0,
+                    LT_CALLER);
 }
 
 LT_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abstime)
@@ -349,7 +350,8 @@ LT_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct times
         return lt_real.rwlock_timedwrlock(l, abstime);
     uint64_t pmc0 = lt_pmc(t), t0 = lt_now();
     int r = lt_real.rwlock_trywrlock(l);
-    return rw_timed(t, l, 0, r, r == EBUSY ? lt_real.rwlock_timedwrlock(l, abstime) : r, t0, pmc0);
+    return rw_timed(t, l, 0, r, r == EBUSY ? lt_real.rwlock_timedwrlock(l, abstime) : r, t0, pmc0,
+                    LT_CALLER);
 }
 
 LT_EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clock,
@@ -361,7 +363,7 @@ LT_EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clock,
     uint64_t pmc0 = lt_pmc(t), t0 = lt_now();
     int r = lt_real.rwlock_tryrdlock(l);
     return rw_timed(t, l, 1, r, r == EBUSY ? lt_real.rwlock_clockrdlock(l, clock, abstime) : r, t0,
-                    pmc0);
+                    pmc0, LT_CALLER);
 }
 
 LT_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clock,
@@ -373,7 +375,7 @@ LT_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clock,
     uint64_t pmc0 = lt_pmc(t), t0 = lt_now();
     int r = lt_real.rwlock_trywrlock(l);
     return rw_timed(t, l, 0, r, r == EBUSY ? lt_real.rwlock_clockwrlock(l, clock, abstime) : r, t0,
-                    pmc0);
+                    pmc0, LT_CALLER);
 }
 
 LT_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l)
@@ -412,7 +414,7 @@ LT_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
         t1 = lt_took(t0);
     }
     if (r == 0)
-        lt_acquired(t, (void *)l, LT_KIND_SPIN, 0, t0, t1, contended, pmc0);
+        lt_acquired(t, (void *)l, LT_KIND_SPIN, 0, t0, t1, contended, pmc0, LT_CALLER);
     return r;
 }
 
@@ -425,7 +427,7 @@ LT_EXPORT int pthread_spin_trylock(pthread_spinlock_t *l)
     uint64_t t0 = lt_now();
     int r = lt_real.spin_trylock(l);
     if (r == 0)
-        lt_acquired(t, (void *)l, LT_KIND_SPIN, 0, t0, t0, 0, pmc0);
+        lt_acquired(t, (void *)l, LT_KIND_SPIN, 0, t0, t0, 0, pmc0, LT_CALLER);
     else if (r == EBUSY)
         lt_trylock_failed(t, (void *)l, LT_KIND_SPIN);
     return r;
@@ -531,11 +533,11 @@ static inline uint64_t wait_begins(struct lt_tls *t, pthread_mutex_t *m)
 
 /* `cs`: the condition variable's slot (or NULL); `timed`: a timed wait, `r` its result. */
 static inline void wait_ends(struct lt_tls *t, pthread_mutex_t *m, uint64_t tw,
-                             struct lt_raw_slot *cs, int timed, int r)
+                             struct lt_raw_slot *cs, int timed, int r, uint64_t ra)
 {
     uint64_t tr = lt_now();
     uint64_t w = lt_elapsed(tw, tr, &t->rec->clock_noise);
-    struct lt_raw_slot *s = lt_acquired(t, m, LT_KIND_MUTEX, 0, tr, tr, 0, lt_pmc(t));
+    struct lt_raw_slot *s = lt_acquired(t, m, LT_KIND_MUTEX, 0, tr, tr, 0, lt_pmc(t), ra);
     if (s) {
         s->cond_waits++;
         s->cond_wait += w;
@@ -558,7 +560,7 @@ LT_EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
     struct lt_raw_slot *cs = cond_slot(t, c);
     uint64_t tw = wait_begins(t, m);
     int r = lt_real.cond_wait(c, m);
-    wait_ends(t, m, tw, cs, 0, r);
+    wait_ends(t, m, tw, cs, 0, r, LT_CALLER);
     return r;
 }
 
@@ -571,7 +573,7 @@ LT_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
     struct lt_raw_slot *cs = cond_slot(t, c);
     uint64_t tw = wait_begins(t, m);
     int r = lt_real.cond_timedwait(c, m, abstime);
-    wait_ends(t, m, tw, cs, 1, r);
+    wait_ends(t, m, tw, cs, 1, r, LT_CALLER);
     return r;
 }
 
@@ -584,7 +586,7 @@ LT_EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, cloc
     struct lt_raw_slot *cs = cond_slot(t, c);
     uint64_t tw = wait_begins(t, m);
     int r = lt_real.cond_clockwait(c, m, clock, abstime);
-    wait_ends(t, m, tw, cs, 1, r);
+    wait_ends(t, m, tw, cs, 1, r, LT_CALLER);
     return r;
 }
 

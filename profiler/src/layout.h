@@ -49,17 +49,19 @@
 #include <stdint.h>
 
 #define LT_RAW_MAGIC       "LTPROF01"
-#define LT_RAW_VERSION     2
+#define LT_RAW_VERSION     3
 #define LT_HEADER_SIZE     65536
 #define LT_MAX_MODULES     512
 #define LT_MAX_SITES       4096
 #define LT_MAX_FRAMES      8
 #define LT_SLOTS_PER_CHUNK 64
 #define LT_CHUNKS          (LT_MAX_SITES / LT_SLOTS_PER_CHUNK)
-#define LT_ARENA_SIZE      (64u << 20)
+#define LT_ARENA_SIZE      (256u << 20)
 #define LT_EXACT_FIRST     256   /* acquisitions per thread and site always timed */
 #define LT_LONG_TICKS      1000  /* mean hold above which a site is always timed */
 #define LT_OUTLIER_TICKS   50000 /* a sampled section this long: time the site in full */
+#define LT_CALLSITES       8     /* per slot: 7 callers of lock/trylock/timedlock, + others */
+#define LT_CALLSITE_OTHER  (LT_CALLSITES - 1) /* the bucket of callers past the table */
 
 /* slot.long_cs: is every section of this site (in this thread) timed? */
 #define LT_CS_UNDECIDED 0 /* not yet LT_EXACT_FIRST timed acquisitions */
@@ -147,6 +149,19 @@ struct lt_raw_site {
     uint64_t reserved[3];
 };
 
+/* One caller of lock, trylock, timedlock (or a condition wait, whose return starts a
+ * section) for one site in one thread: the wrapper's return address, and that caller's
+ * share of the slot's counters, with the same meaning (timed, *_free: "Timing" above).
+ * The first LT_CALLSITE_OTHER distinct callers get an entry each; later ones are summed in
+ * callsite[LT_CALLSITE_OTHER] (its ra stays 0), which the report names "other callers". */
+struct lt_raw_callsite {
+    uint64_t ra;            /* return address in the caller (0: free entry) */
+    uint64_t module, vaddr; /* ra as module index + 1 (0: unknown) and vaddr in it */
+    uint64_t acquisitions, contended, timed;
+    uint64_t wait, hold, cs; /* over timed acquisitions (time-outs add wait and cs) */
+    uint64_t timed_free, hold_free, cs_free; /* timed at random */
+};
+
 struct lt_raw_slot {
     /* first cache line: what every acquisition and release touches */
     uint64_t thread_gen; /* serial of the last toucher */
@@ -167,7 +182,8 @@ struct lt_raw_slot {
     uint64_t threads;       /* distinct threads that touched the site */
     uint64_t owner_changes; /* exclusive acquisitions by another thread than the last one
                                (written only when the owner changes: track.h lt_handover) */
-    uint64_t reserved[2];
+    uint64_t callsite_hint; /* index in callsite[] of the last caller seen (track.h) */
+    uint64_t reserved[1];
     /* fourth cache line: condition variables only (LT_KIND_COND; cond_waits, cond_wait and
      * timeouts above count its waits, their time and the timed waits that timed out) */
     uint64_t timed_waits;         /* pthread_cond_timedwait / clockwait calls */
@@ -176,6 +192,8 @@ struct lt_raw_slot {
     uint64_t broadcasts_unwaited;
     uint64_t max_cond_wait; /* longest wait, ticks */
     uint64_t reserved2[2];
+    /* then the places the lock is taken from (not for LT_KIND_COND) */
+    struct lt_raw_callsite callsite[LT_CALLSITES];
 };
 
 struct lt_raw_record {
@@ -205,7 +223,8 @@ _Static_assert(sizeof(struct lt_raw_header) <= LT_HEADER_SIZE, "header too large
 _Static_assert(__builtin_offsetof(struct lt_raw_header, pmu_event) == 592, "header numbers");
 _Static_assert(sizeof(struct lt_raw_module) == 512, "module entry size");
 _Static_assert(sizeof(struct lt_raw_site) == 256, "site entry size");
-_Static_assert(sizeof(struct lt_raw_slot) == 256, "slot size");
+_Static_assert(sizeof(struct lt_raw_callsite) == 96, "callsite size");
+_Static_assert(sizeof(struct lt_raw_slot) == 256 + LT_CALLSITES * 96, "slot size");
 _Static_assert(sizeof(struct lt_raw_record) == 512, "record size");
 
 #endif

@@ -309,3 +309,22 @@ int lt_site_lock_for_fork(int how)
         __atomic_store_n(&site_lock, 0, __ATOMIC_RELAXED);
     return 0;
 }
+
+uint64_t lt_site_module_of(const void *addr, uint64_t *vaddr)
+{
+    struct where w;
+    uint64_t module = 0;
+    *vaddr = (uintptr_t)addr;
+    if (!lt_base)
+        return 0;
+    int saved = lt_busy_enter();
+    where_is(addr, &w);
+    if (w.path) {
+        *vaddr = (uintptr_t)addr - w.base;
+        lt_spin_lock(&site_lock);
+        module = module_number(&w);
+        lt_spin_unlock(&site_lock);
+    }
+    lt_busy_exit(saved);
+    return module;
+}

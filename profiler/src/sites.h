@@ -27,4 +27,8 @@ uint32_t lt_site_first_use(int kind, const void *lock);
 void lt_site_born(uint32_t site);
 void lt_site_died(uint32_t site);
 
+/* Module number + 1 of code address `addr` (0: unknown), and its vaddr there (a callsite's
+ * return address: once per caller, site and thread). */
+uint64_t lt_site_module_of(const void *addr, uint64_t *vaddr);
+
 #endif

@@ -18,6 +18,7 @@
 
 #include "clock.h"
 #include "prof.h"
+#include "sites.h"
 #include "spin.h"
 
 __thread struct lt_tls lt_tls __attribute__((tls_model("initial-exec")));
@@ -178,4 +179,23 @@ struct lt_raw_slot *lt_slot_slow(struct lt_tls *t, uint32_t site)
         t->chunk[i] = lt_at(off);
     }
     return lt_slot(t, site);
+}
+
+/* track.h lt_callsite: caller `ra` is not the last one seen in slot s. */
+struct lt_raw_callsite *lt_callsite_slow(struct lt_raw_slot *s, uint64_t ra)
+{
+    for (uint64_t i = 0; i < LT_CALLSITE_OTHER; i++) {
+        struct lt_raw_callsite *c = &s->callsite[i];
+        if (c->ra == ra) {
+            s->callsite_hint = i;
+            return c;
+        }
+        if (c->ra == 0) { /* a new caller: resolved once, here */
+            c->module = lt_site_module_of((const void *)(uintptr_t)ra, &c->vaddr);
+            c->ra = ra;
+            s->callsite_hint = i;
+            return c;
+        }
+    }
+    return &s->callsite[LT_CALLSITE_OTHER]; /* the table is full: "other callers" */
 }

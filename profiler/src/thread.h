@@ -29,13 +29,14 @@ enum { LT_MODE_NEW = 0, LT_MODE_ACTIVE, LT_MODE_BUSY, LT_MODE_OFF, LT_MODE_DEAD 
 struct lt_held {
     void *lock;
     struct lt_raw_slot *slot;
-    uint64_t t0;       /* lock call entered */
-    uint64_t t1;       /* lock acquired */
-    uint64_t pmc0;     /* cache-miss counter at t0 */
-    uint8_t timed;     /* t0, t1 are valid */
-    uint8_t contended; /* the acquisition waited */
-    uint8_t remote;    /* the lock came from another thread */
-    uint8_t random;    /* timed because picked at random (a fair sample) */
+    struct lt_raw_callsite *callsite; /* the caller's entry in slot->callsite[] */
+    uint64_t t0;                      /* lock call entered */
+    uint64_t t1;                      /* lock acquired */
+    uint64_t pmc0;                    /* cache-miss counter at t0 */
+    uint8_t timed;                    /* t0, t1 are valid */
+    uint8_t contended;                /* the acquisition waited */
+    uint8_t remote;                   /* the lock came from another thread */
+    uint8_t random;                   /* timed because picked at random (a fair sample) */
 };
 
 struct lt_tls {
@@ -95,6 +96,9 @@ static inline struct lt_raw_slot *lt_slot(struct lt_tls *t, uint32_t site)
     }
     return s;
 }
+
+/* The entry of caller `ra` in slot s, the hint missed (track.h lt_callsite). */
+struct lt_raw_callsite *lt_callsite_slow(struct lt_raw_slot *s, uint64_t ra);
 
 /* Enter / leave the profiler's own slow paths (nestable). */
 static inline int lt_busy_enter(void)

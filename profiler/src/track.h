@@ -41,6 +41,20 @@ LT_INLINE struct lt_raw_slot *lt_slot_of(struct lt_tls *t, void *lock, int kind,
     return lt_slot(t, LT_WORD_SITE(__atomic_load_n(&e->word, __ATOMIC_RELAXED)));
 }
 
+/* The entry of caller `ra` (the wrapper's return address) in slot s: the last one seen in
+ * this thread for this site is one compare away; another caller is looked up in the small
+ * table (lt_callsite_slow, thread.c), and past LT_CALLSITE_OTHER distinct callers its
+ * counts go to the "other callers" bucket (layout.h, struct lt_raw_callsite). */
+LT_INLINE struct lt_raw_callsite *lt_callsite(struct lt_raw_slot *s, uint64_t ra)
+{
+    struct lt_raw_callsite *c = &s->callsite[s->callsite_hint];
+    if (__builtin_expect(c->ra == ra, 1))
+        return c;
+    return lt_callsite_slow(s, ra);
+}
+
+#define LT_CALLER ((uint64_t)(uintptr_t)__builtin_return_address(0))
+
 /* Should this uncontended acquisition be timed?  The first LT_EXACT_FIRST of a site in a
  * thread always are (LT_TIMED_ALWAYS), and all of a site whose sections are long; then one
  * in lt_sample_period on average, at random
@@ -106,7 +120,8 @@ LT_INLINE int lt_handover(struct lt_tls *t, struct lt_raw_slot *s, struct lt_loc
     return 1;
 }
 
-LT_INLINE struct lt_held *lt_push(struct lt_tls *t, void *lock, struct lt_raw_slot *s)
+LT_INLINE struct lt_held *lt_push(struct lt_tls *t, void *lock, struct lt_raw_slot *s,
+                                  struct lt_raw_callsite *c)
 {
     uint32_t d = t->depth;
     if (__builtin_expect(d >= LT_HELD_MAX, 0)) {
@@ -116,6 +131,7 @@ LT_INLINE struct lt_held *lt_push(struct lt_tls *t, void *lock, struct lt_raw_sl
     struct lt_held *h = &t->held[d];
     h->lock = lock;
     h->slot = s;
+    h->callsite = c;
     t->depth = d + 1;
     return h;
 }
@@ -124,18 +140,24 @@ LT_INLINE struct lt_held *lt_push(struct lt_tls *t, void *lock, struct lt_raw_sl
  * and did not wait. */
 LT_INLINE void lt_acquired_at(struct lt_tls *t, void *lock, struct lt_raw_slot *s,
                               struct lt_lockent *e, int shared, uint64_t t0, uint64_t t1,
-                              int contended, uint64_t pmc0, int random)
+                              int contended, uint64_t pmc0, int random, uint64_t ra)
 {
+    struct lt_raw_callsite *c = lt_callsite(s, ra);
+    uint64_t w = lt_elapsed(t0, t1, &t->rec->clock_noise); /* 0 where t1 = t0 (lt_took) */
     s->acquisitions++;
     s->timed++;
     s->contended += (uint64_t)contended;
-    s->wait += lt_elapsed(t0, t1, &t->rec->clock_noise); /* 0 where t1 = t0 (lt_took) */
+    s->wait += w;
+    c->acquisitions++;
+    c->timed++;
+    c->contended += (uint64_t)contended;
+    c->wait += w;
     int remote = contended;
     if (shared)
         s->read_acquisitions++;
     else
         remote |= lt_handover(t, s, e);
-    struct lt_held *h = lt_push(t, lock, s);
+    struct lt_held *h = lt_push(t, lock, s, c);
     if (__builtin_expect(h != NULL, 1)) {
         h->t0 = t0;
         h->t1 = t1;
@@ -155,11 +177,13 @@ LT_INLINE void lt_acquired_at(struct lt_tls *t, void *lock, struct lt_raw_slot *
 /* An untimed (sampled-out), uncontended exclusive acquisition; t0: the lock call's entry,
  * kept for lt_late_timed. */
 LT_INLINE void lt_acquired_untimed(struct lt_tls *t, void *lock, struct lt_raw_slot *s,
-                                   struct lt_lockent *e, uint64_t t0)
+                                   struct lt_lockent *e, uint64_t t0, uint64_t ra)
 {
+    struct lt_raw_callsite *c = lt_callsite(s, ra);
     s->acquisitions++;
+    c->acquisitions++;
     lt_handover(t, s, e);
-    struct lt_held *h = lt_push(t, lock, s);
+    struct lt_held *h = lt_push(t, lock, s, c);
     if (__builtin_expect(h != NULL, 1)) {
         h->timed = 0;
         h->t0 = t0;
@@ -181,6 +205,7 @@ LT_INLINE void lt_late_timed(struct lt_tls *t, struct lt_held *h)
     h->remote = 0;
     h->random = 0;
     h->slot->timed++;
+    h->callsite->timed++;
     if (h == &t->held[0]) {
         t->outer_timed = 1;
         t->outer_random = 0;
@@ -189,12 +214,13 @@ LT_INLINE void lt_late_timed(struct lt_tls *t, struct lt_held *h)
 
 /* A timed acquisition, looked up here. */
 LT_INLINE struct lt_raw_slot *lt_acquired(struct lt_tls *t, void *lock, int kind, int shared,
-                                          uint64_t t0, uint64_t t1, int contended, uint64_t pmc0)
+                                          uint64_t t0, uint64_t t1, int contended, uint64_t pmc0,
+                                          uint64_t ra)
 {
     struct lt_lockent *e;
     struct lt_raw_slot *s = lt_slot_of(t, lock, kind, &e);
     if (__builtin_expect(s != NULL, 1))
-        lt_acquired_at(t, lock, s, e, shared, t0, t1, contended, pmc0, 0);
+        lt_acquired_at(t, lock, s, e, shared, t0, t1, contended, pmc0, 0, ra);
     return s;
 }
 
@@ -240,10 +266,13 @@ LT_INLINE void lt_released(struct lt_tls *t, struct lt_held *h, uint64_t t2, uin
     }
     struct lt_raw_record *r = t->rec;
     struct lt_raw_slot *s = h->slot;
+    struct lt_raw_callsite *c = h->callsite;
     uint64_t hold = lt_elapsed(h->t1, t2, &r->clock_noise);
     uint64_t cs = lt_elapsed(h->t0, t3, &r->clock_noise);
     s->hold += hold;
     s->cs += cs;
+    c->hold += hold;
+    c->cs += cs;
     if (hold > s->max_hold)
         s->max_hold = hold;
     if (__builtin_expect(hold >= LT_OUTLIER_TICKS, 0))
@@ -253,6 +282,9 @@ LT_INLINE void lt_released(struct lt_tls *t, struct lt_held *h, uint64_t t2, uin
             s->timed_free++;
             s->hold_free += hold;
             s->cs_free += cs;
+            c->timed_free++;
+            c->hold_free += hold;
+            c->cs_free += cs;
         } else {
             /* A long one (a long section among short ones, or a preemption): it counts as
              * measured, not as a sample (multiplied by the sampling period, one preemption
@@ -283,15 +315,19 @@ static inline void lt_trylock_failed(struct lt_tls *t, void *lock, int kind)
         s->trylock_failures++;
 }
 
-static inline void lt_timed_out(struct lt_tls *t, void *lock, int kind, uint64_t t0, uint64_t t1)
+static inline void lt_timed_out(struct lt_tls *t, void *lock, int kind, uint64_t t0, uint64_t t1,
+                                uint64_t ra)
 {
     struct lt_lockent *e;
     struct lt_raw_slot *s = lt_slot_of(t, lock, kind, &e);
     if (s) {
+        struct lt_raw_callsite *c = lt_callsite(s, ra);
         uint64_t w = lt_elapsed(t0, t1, &t->rec->clock_noise);
         s->timeouts++;
         s->wait += w;
         s->cs += w; /* time lost to the lock, though no section ran */
+        c->wait += w;
+        c->cs += w;
     }
 }
 
