@@ -593,7 +593,7 @@ def _lock_entry(
 def _callsites(callsites: dict, thread_ns: float) -> list[dict]:
     """profile.json's callsites[] of one lock: the places it is acquired, by critical-section
     time.  The "other callers" bucket (callers past the profiler's per-thread table,
-    layout.h LT_CALLSITES) is an entry with `other_callers`: true and no file."""
+    layout.h LTP_CALLSITES) is an entry with `other_callers`: true and no file."""
     out = []
     for key, c in callsites.items():
         w, sl = c["where"], c["sums"]

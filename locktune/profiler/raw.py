@@ -288,7 +288,7 @@ def _parse(path: Path, buf) -> RawProfile:
 
 
 def _callsites(buf, off: int, acc: dict) -> None:
-    """Add one slot's callsite table (layout.h, struct lt_raw_callsite) to `acc`."""
+    """Add one slot's callsite table (layout.h, struct ltp_raw_callsite) to `acc`."""
     for i in range(CALLSITES):
         c = dict(
             zip(

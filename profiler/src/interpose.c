@@ -2,7 +2,7 @@
  * interpose.c - the pthread functions liblocktune-prof.so puts in front of the C
  * library's: mutexes, rwlocks, spinlocks, condition waits, thread creation.
  *
- * Every wrapper first asks lt_enter() whether this thread records; if not (profiling off,
+ * Every wrapper first asks ltp_enter() whether this thread records; if not (profiling off,
  * the profiler's own slow path, a thread that has exited) it calls straight through.
  * Otherwise it times the call and reports it (track.h).  A wrapper returns exactly what the
  * C library returned and never changes what the call does: robust, process-shared,
@@ -10,14 +10,14 @@
  * EDEADLK, EAGAIN and the rest come back unchanged).
  *
  * Contention.  pthread_mutex_lock() reads glibc's lock word after acquiring: a word with
- * waiters flagged (track.h, lt_mutex_has_waiters) means the acquisition went through the
+ * waiters flagged (track.h, ltp_mutex_has_waiters) means the acquisition went through the
  * kernel, or another thread queued behind it a few instructions later; either way the lock
  * was fought over.  (Trying the lock first would tell exactly, but glibc's trylock costs
  * twice its lock on the uncontended path.)  The other blocking locks (rwlocks, spinlocks,
  * timed mutex locks) keep no such word and try first: that try is the operation the blocking
  * call begins with anyway.
  *
- * Condition variables are sites too (LT_KIND_COND: init call, static variable or first
+ * Condition variables are sites too (LTP_KIND_COND: init call, static variable or first
  * use), counted apart from the mutex they are used with: waits, timed waits and timeouts,
  * the time waited, signals and broadcasts, and those that found nobody waiting -- glibc's
  * own test, the waiter count in the condvar's __wrefs word (bits 3 and up) read just
@@ -32,7 +32,7 @@
 #include "sites.h"
 #include "track.h"
 
-#define LT_EXPORT __attribute__((visibility("default")))
+#define LTP_EXPORT __attribute__((visibility("default")))
 
 /* ---------------------------------------------------------------- birth and death */
 
@@ -43,78 +43,78 @@ static uint32_t mutex_attr(const pthread_mutexattr_t *a)
     if (!a)
         return 0;
     if (pthread_mutexattr_getpshared(a, &v) == 0 && v == PTHREAD_PROCESS_SHARED)
-        f |= LT_ATTR_PSHARED;
+        f |= LTP_ATTR_PSHARED;
     if (pthread_mutexattr_getrobust(a, &v) == 0 && v == PTHREAD_MUTEX_ROBUST)
-        f |= LT_ATTR_ROBUST;
+        f |= LTP_ATTR_ROBUST;
     if (pthread_mutexattr_gettype(a, &v) == 0)
-        f |= v == PTHREAD_MUTEX_RECURSIVE    ? LT_ATTR_RECURSIVE
-             : v == PTHREAD_MUTEX_ERRORCHECK ? LT_ATTR_ERRORCHECK
+        f |= v == PTHREAD_MUTEX_RECURSIVE    ? LTP_ATTR_RECURSIVE
+             : v == PTHREAD_MUTEX_ERRORCHECK ? LTP_ATTR_ERRORCHECK
                                              : 0;
     if (pthread_mutexattr_getprotocol(a, &v) == 0 && v == PTHREAD_PRIO_INHERIT)
-        f |= LT_ATTR_PI;
+        f |= LTP_ATTR_PI;
     return f;
 }
 
 static void born(void *lock, int kind, uint32_t attr)
 {
-    lt_locktab_born(lock, kind, lt_site_init(kind, attr, lock));
+    ltp_locktab_born(lock, kind, ltp_site_init(kind, attr, lock));
 }
 
-LT_EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
+LTP_EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
 {
-    struct lt_tls *t = lt_enter();
-    int r = lt_real.mutex_init(m, a);
+    struct ltp_tls *t = ltp_enter();
+    int r = ltp_real.mutex_init(m, a);
     if (r == 0 && t)
-        born(m, LT_KIND_MUTEX, mutex_attr(a));
+        born(m, LTP_KIND_MUTEX, mutex_attr(a));
     return r;
 }
 
-LT_EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
+LTP_EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
 {
-    struct lt_tls *t = lt_enter();
-    int r = lt_real.mutex_destroy(m);
+    struct ltp_tls *t = ltp_enter();
+    int r = ltp_real.mutex_destroy(m);
     if (r == 0 && t)
-        lt_locktab_died(m, LT_KIND_MUTEX);
+        ltp_locktab_died(m, LTP_KIND_MUTEX);
     return r;
 }
 
-LT_EXPORT int pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_t *a)
+LTP_EXPORT int pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_t *a)
 {
-    struct lt_tls *t = lt_enter();
-    int r = lt_real.rwlock_init(l, a);
+    struct ltp_tls *t = ltp_enter();
+    int r = ltp_real.rwlock_init(l, a);
     int v;
     if (r == 0 && t)
-        born(l, LT_KIND_RWLOCK,
+        born(l, LTP_KIND_RWLOCK,
              a && pthread_rwlockattr_getpshared(a, &v) == 0 && v == PTHREAD_PROCESS_SHARED
-                 ? LT_ATTR_PSHARED
+                 ? LTP_ATTR_PSHARED
                  : 0);
     return r;
 }
 
-LT_EXPORT int pthread_rwlock_destroy(pthread_rwlock_t *l)
+LTP_EXPORT int pthread_rwlock_destroy(pthread_rwlock_t *l)
 {
-    struct lt_tls *t = lt_enter();
-    int r = lt_real.rwlock_destroy(l);
+    struct ltp_tls *t = ltp_enter();
+    int r = ltp_real.rwlock_destroy(l);
     if (r == 0 && t)
-        lt_locktab_died(l, LT_KIND_RWLOCK);
+        ltp_locktab_died(l, LTP_KIND_RWLOCK);
     return r;
 }
 
-LT_EXPORT int pthread_spin_init(pthread_spinlock_t *l, int pshared)
+LTP_EXPORT int pthread_spin_init(pthread_spinlock_t *l, int pshared)
 {
-    struct lt_tls *t = lt_enter();
-    int r = lt_real.spin_init(l, pshared);
+    struct ltp_tls *t = ltp_enter();
+    int r = ltp_real.spin_init(l, pshared);
     if (r == 0 && t)
-        born((void *)l, LT_KIND_SPIN, pshared == PTHREAD_PROCESS_SHARED ? LT_ATTR_PSHARED : 0);
+        born((void *)l, LTP_KIND_SPIN, pshared == PTHREAD_PROCESS_SHARED ? LTP_ATTR_PSHARED : 0);
     return r;
 }
 
-LT_EXPORT int pthread_spin_destroy(pthread_spinlock_t *l)
+LTP_EXPORT int pthread_spin_destroy(pthread_spinlock_t *l)
 {
-    struct lt_tls *t = lt_enter();
-    int r = lt_real.spin_destroy(l);
+    struct ltp_tls *t = ltp_enter();
+    int r = ltp_real.spin_destroy(l);
     if (r == 0 && t)
-        lt_locktab_died((void *)l, LT_KIND_SPIN);
+        ltp_locktab_died((void *)l, LTP_KIND_SPIN);
     return r;
 }
 
@@ -125,132 +125,133 @@ static inline int acquired_ok(int r)
     return r == 0 || r == EOWNERDEAD; /* EOWNERDEAD: a robust mutex, acquired all the same */
 }
 
-LT_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
+LTP_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
 {
-    struct lt_tls *t = lt_enter();
+    struct ltp_tls *t = ltp_enter();
     if (__builtin_expect(!t, 0))
-        return lt_real.mutex_lock(m);
-    struct lt_lockent *e;
-    struct lt_raw_slot *s = lt_slot_of(t, m, LT_KIND_MUTEX, &e);
+        return ltp_real.mutex_lock(m);
+    struct ltp_lockent *e;
+    struct ltp_raw_slot *s = ltp_slot_of(t, m, LTP_KIND_MUTEX, &e);
     if (__builtin_expect(!s, 0))
-        return lt_real.mutex_lock(m); /* untracked */
-    int r, pick = lt_mutex_word(m) == 0 ? lt_sample(t, s) : LT_TIMED_ALWAYS;
+        return ltp_real.mutex_lock(m); /* untracked */
+    int r, pick = ltp_mutex_word(m) == 0 ? ltp_sample(t, s) : LTP_TIMED_ALWAYS;
     if (__builtin_expect(!pick, 1)) {
         /* Free, and not sampled for timing (layout.h, "Timing").  One clock reading, kept:
          * should the section turn out fought over (waiters at the acquisition or the
          * release, a holder preempted), it is timed after all. */
-        uint64_t t0 = lt_now();
-        r = lt_real.mutex_lock(m);
+        uint64_t t0 = ltp_now();
+        r = ltp_real.mutex_lock(m);
         if (__builtin_expect(acquired_ok(r), 1)) {
-            if (__builtin_expect(lt_mutex_has_waiters(m), 0))
-                lt_acquired_at(t, m, s, e, 0, t0, lt_now(), 1, lt_pmc(t), 0, LT_CALLER);
+            if (__builtin_expect(ltp_mutex_has_waiters(m), 0))
+                ltp_acquired_at(t, m, s, e, 0, t0, ltp_now(), 1, ltp_pmc(t), 0, LTP_CALLER);
             else
-                lt_acquired_untimed(t, m, s, e, t0, LT_CALLER);
+                ltp_acquired_untimed(t, m, s, e, t0, LTP_CALLER);
         }
         return r;
     }
-    uint64_t pmc0 = lt_pmc(t);
+    uint64_t pmc0 = ltp_pmc(t);
     /* A random sample stands alone among untimed sections: an ordered reading (clock.h). */
-    uint64_t t0 = pick == LT_TIMED_RANDOM ? lt_now_ordered() : lt_now(), t1 = t0;
-    r = lt_real.mutex_lock(m);
+    uint64_t t0 = pick == LTP_TIMED_RANDOM ? ltp_now_ordered() : ltp_now(), t1 = t0;
+    r = ltp_real.mutex_lock(m);
     /* Waiters flagged in the word once acquired: this acquisition waited in the kernel (or
      * a waiter queued in the few instructions since): the acquisition time is now. */
-    int contended = lt_mutex_has_waiters(m);
-    t1 = contended ? lt_now() : lt_took(t0);
+    int contended = ltp_mutex_has_waiters(m);
+    t1 = contended ? ltp_now() : ltp_took(t0);
     if (__builtin_expect(acquired_ok(r), 1))
-        lt_acquired_at(t, m, s, e, 0, t0, t1, contended, pmc0, pick == LT_TIMED_RANDOM, LT_CALLER);
+        ltp_acquired_at(t, m, s, e, 0, t0, t1, contended, pmc0, pick == LTP_TIMED_RANDOM,
+                        LTP_CALLER);
     return r;
 }
 
-LT_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
+LTP_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 {
-    struct lt_tls *t = lt_enter();
+    struct ltp_tls *t = ltp_enter();
     if (__builtin_expect(!t, 0))
-        return lt_real.mutex_trylock(m);
-    uint64_t pmc0 = lt_pmc(t);
-    uint64_t t0 = lt_now();
-    int r = lt_real.mutex_trylock(m);
+        return ltp_real.mutex_trylock(m);
+    uint64_t pmc0 = ltp_pmc(t);
+    uint64_t t0 = ltp_now();
+    int r = ltp_real.mutex_trylock(m);
     if (acquired_ok(r))
-        lt_acquired(t, m, LT_KIND_MUTEX, 0, t0, lt_took(t0), 0, pmc0, LT_CALLER);
+        ltp_acquired(t, m, LTP_KIND_MUTEX, 0, t0, ltp_took(t0), 0, pmc0, LTP_CALLER);
     else if (r == EBUSY)
-        lt_trylock_failed(t, m, LT_KIND_MUTEX);
+        ltp_trylock_failed(t, m, LTP_KIND_MUTEX);
     return r;
 }
 
 /* timedlock and clocklock: try, then the timed call; a timeout is time lost to the lock. */
-static inline int mutex_timed(struct lt_tls *t, pthread_mutex_t *m, int r, uint64_t t0,
+static inline int mutex_timed(struct ltp_tls *t, pthread_mutex_t *m, int r, uint64_t t0,
                               uint64_t pmc0, uint64_t ra)
 {
-    uint64_t t1 = lt_now();
+    uint64_t t1 = ltp_now();
     if (acquired_ok(r))
-        lt_acquired(t, m, LT_KIND_MUTEX, 0, t0, t1, 1, pmc0, ra);
+        ltp_acquired(t, m, LTP_KIND_MUTEX, 0, t0, t1, 1, pmc0, ra);
     else if (r == ETIMEDOUT)
-        lt_timed_out(t, m, LT_KIND_MUTEX, t0, t1, ra);
+        ltp_timed_out(t, m, LTP_KIND_MUTEX, t0, t1, ra);
     return r;
 }
 
-LT_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
+LTP_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
 {
-    struct lt_tls *t = lt_enter();
+    struct ltp_tls *t = ltp_enter();
     if (__builtin_expect(!t, 0))
-        return lt_real.mutex_timedlock(m, abstime);
-    uint64_t pmc0 = lt_pmc(t);
-    uint64_t t0 = lt_now();
-    int r = lt_real.mutex_trylock(m);
+        return ltp_real.mutex_timedlock(m, abstime);
+    uint64_t pmc0 = ltp_pmc(t);
+    uint64_t t0 = ltp_now();
+    int r = ltp_real.mutex_trylock(m);
     if (r != EBUSY) {
         if (acquired_ok(r))
-            lt_acquired(t, m, LT_KIND_MUTEX, 0, t0, t0, 0, pmc0, LT_CALLER);
+            ltp_acquired(t, m, LTP_KIND_MUTEX, 0, t0, t0, 0, pmc0, LTP_CALLER);
         return r;
     }
-    return mutex_timed(t, m, lt_real.mutex_timedlock(m, abstime), t0, pmc0, LT_CALLER);
+    return mutex_timed(t, m, ltp_real.mutex_timedlock(m, abstime), t0, pmc0, LTP_CALLER);
 }
 
-LT_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clock,
-                                      const struct timespec *abstime)
+LTP_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clock,
+                                       const struct timespec *abstime)
 {
-    struct lt_tls *t = lt_enter();
+    struct ltp_tls *t = ltp_enter();
     if (__builtin_expect(!t, 0))
-        return lt_real.mutex_clocklock(m, clock, abstime);
-    uint64_t pmc0 = lt_pmc(t);
-    uint64_t t0 = lt_now();
-    int r = lt_real.mutex_trylock(m);
+        return ltp_real.mutex_clocklock(m, clock, abstime);
+    uint64_t pmc0 = ltp_pmc(t);
+    uint64_t t0 = ltp_now();
+    int r = ltp_real.mutex_trylock(m);
     if (r != EBUSY) {
         if (acquired_ok(r))
-            lt_acquired(t, m, LT_KIND_MUTEX, 0, t0, t0, 0, pmc0, LT_CALLER);
+            ltp_acquired(t, m, LTP_KIND_MUTEX, 0, t0, t0, 0, pmc0, LTP_CALLER);
         return r;
     }
-    return mutex_timed(t, m, lt_real.mutex_clocklock(m, clock, abstime), t0, pmc0, LT_CALLER);
+    return mutex_timed(t, m, ltp_real.mutex_clocklock(m, clock, abstime), t0, pmc0, LTP_CALLER);
 }
 
-LT_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
+LTP_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 {
-    struct lt_tls *t = lt_enter();
+    struct ltp_tls *t = ltp_enter();
     if (__builtin_expect(!t, 0))
-        return lt_real.mutex_unlock(m);
-    struct lt_held *h = lt_held_find(t, m);
+        return ltp_real.mutex_unlock(m);
+    struct ltp_held *h = ltp_held_find(t, m);
     if (__builtin_expect(h == NULL, 0)) {
-        lt_unheld(t);
-        return lt_real.mutex_unlock(m);
+        ltp_unheld(t);
+        return ltp_real.mutex_unlock(m);
     }
     if (__builtin_expect(!h->timed, 1)) {
-        if (__builtin_expect(!lt_mutex_has_waiters(m), 1)) {
-            int r = lt_real.mutex_unlock(m);
+        if (__builtin_expect(!ltp_mutex_has_waiters(m), 1)) {
+            int r = ltp_real.mutex_unlock(m);
             if (r == 0)
-                lt_pop(t, h, 0);
+                ltp_pop(t, h, 0);
             return r;
         }
         /* Threads queued behind an untimed section: it may have been long (a preempted
-         * holder).  It is timed from its acquisition's reading (track.h, lt_late_timed),
-         * and every section of the site from now on (lt_sample): where threads queue, the
+         * holder).  It is timed from its acquisition's reading (track.h, ltp_late_timed),
+         * and every section of the site from now on (ltp_sample): where threads queue, the
          * waits cost far more than the clock. */
-        h->slot->long_cs = LT_CS_LONG;
-        lt_late_timed(t, h);
+        h->slot->long_cs = LTP_CS_LONG;
+        ltp_late_timed(t, h);
     }
-    uint64_t t2 = h->random ? lt_now_ordered() : lt_now();
-    int waiters = lt_mutex_has_waiters(m); /* read before the release: m may be freed after */
-    int r = lt_real.mutex_unlock(m);
+    uint64_t t2 = h->random ? ltp_now_ordered() : ltp_now();
+    int waiters = ltp_mutex_has_waiters(m); /* read before the release: m may be freed after */
+    int r = ltp_real.mutex_unlock(m);
     if (r == 0)
-        lt_released(t, h, t2, waiters ? lt_now() : lt_took(t2), lt_pmc(t));
+        ltp_released(t, h, t2, waiters ? ltp_now() : ltp_took(t2), ltp_pmc(t));
     return r;
 }
 
@@ -258,227 +259,227 @@ LT_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 
 static inline int rw_lock(pthread_rwlock_t *l, int shared, uint64_t ra)
 {
-    struct lt_tls *t = lt_enter(); /* resolves lt_real on the first call */
-    int (*try)(pthread_rwlock_t *) = shared ? lt_real.rwlock_tryrdlock : lt_real.rwlock_trywrlock;
-    int (*block)(pthread_rwlock_t *) = shared ? lt_real.rwlock_rdlock : lt_real.rwlock_wrlock;
+    struct ltp_tls *t = ltp_enter(); /* resolves ltp_real on the first call */
+    int (*try)(pthread_rwlock_t *) = shared ? ltp_real.rwlock_tryrdlock : ltp_real.rwlock_trywrlock;
+    int (*block)(pthread_rwlock_t *) = shared ? ltp_real.rwlock_rdlock : ltp_real.rwlock_wrlock;
     if (__builtin_expect(!t, 0))
         return block(l);
-    uint64_t pmc0 = lt_pmc(t);
-    uint64_t t0 = lt_now(), t1 = t0;
+    uint64_t pmc0 = ltp_pmc(t);
+    uint64_t t0 = ltp_now(), t1 = t0;
     int contended = 0;
     int r = try(l);
     if (r == EBUSY) {
         contended = 1;
         r = block(l);
-        t1 = lt_now();
+        t1 = ltp_now();
     } else {
-        t1 = lt_took(t0);
+        t1 = ltp_took(t0);
     }
     if (r == 0)
-        lt_acquired(t, l, LT_KIND_RWLOCK, shared, t0, t1, contended, pmc0, ra);
+        ltp_acquired(t, l, LTP_KIND_RWLOCK, shared, t0, t1, contended, pmc0, ra);
     return r;
 }
 
 static inline int rw_try(pthread_rwlock_t *l, int shared, uint64_t ra)
 {
-    struct lt_tls *t = lt_enter();
-    int (*try)(pthread_rwlock_t *) = shared ? lt_real.rwlock_tryrdlock : lt_real.rwlock_trywrlock;
+    struct ltp_tls *t = ltp_enter();
+    int (*try)(pthread_rwlock_t *) = shared ? ltp_real.rwlock_tryrdlock : ltp_real.rwlock_trywrlock;
     if (__builtin_expect(!t, 0))
         return try(l);
-    uint64_t pmc0 = lt_pmc(t);
-    uint64_t t0 = lt_now();
+    uint64_t pmc0 = ltp_pmc(t);
+    uint64_t t0 = ltp_now();
     int r = try(l);
     if (r == 0)
-        lt_acquired(t, l, LT_KIND_RWLOCK, shared, t0, lt_took(t0), 0, pmc0, ra);
+        ltp_acquired(t, l, LTP_KIND_RWLOCK, shared, t0, ltp_took(t0), 0, pmc0, ra);
     else if (r == EBUSY)
-        lt_trylock_failed(t, l, LT_KIND_RWLOCK);
+        ltp_trylock_failed(t, l, LTP_KIND_RWLOCK);
     return r;
 }
 
 /* The timed variants: `r` is the first try's result, `timed` the timed call's. */
-static inline int rw_timed(struct lt_tls *t, pthread_rwlock_t *l, int shared, int r, int timed,
+static inline int rw_timed(struct ltp_tls *t, pthread_rwlock_t *l, int shared, int r, int timed,
                            uint64_t t0, uint64_t pmc0, uint64_t ra)
 {
     if (r != EBUSY) {
         if (r == 0)
-            lt_acquired(t, l, LT_KIND_RWLOCK, shared, t0, t0, 0, pmc0, ra);
+            ltp_acquired(t, l, LTP_KIND_RWLOCK, shared, t0, t0, 0, pmc0, ra);
         return r;
     }
-    uint64_t t1 = lt_now();
+    uint64_t t1 = ltp_now();
     if (timed == 0)
-        lt_acquired(t, l, LT_KIND_RWLOCK, shared, t0, t1, 1, pmc0, ra);
+        ltp_acquired(t, l, LTP_KIND_RWLOCK, shared, t0, t1, 1, pmc0, ra);
     else if (timed == ETIMEDOUT)
-        lt_timed_out(t, l, LT_KIND_RWLOCK, t0, t1, ra);
+        ltp_timed_out(t, l, LTP_KIND_RWLOCK, t0, t1, ra);
     return timed;
 }
 
-LT_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l)
+LTP_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l)
 {
-    return rw_lock(l, 1, LT_CALLER);
+    return rw_lock(l, 1, LTP_CALLER);
 }
 
-LT_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l)
+LTP_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l)
 {
-    return rw_lock(l, 0, LT_CALLER);
+    return rw_lock(l, 0, LTP_CALLER);
 }
 
-LT_EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *l)
+LTP_EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *l)
 {
-    return rw_try(l, 1, LT_CALLER);
+    return rw_try(l, 1, LTP_CALLER);
 }
 
-LT_EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *l)
+LTP_EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *l)
 {
-    return rw_try(l, 0, LT_CALLER);
+    return rw_try(l, 0, LTP_CALLER);
 }
 
-LT_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abstime)
+LTP_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abstime)
 {
-    struct lt_tls *t = lt_enter();
+    struct ltp_tls *t = ltp_enter();
     if (__builtin_expect(!t, 0))
-        return lt_real.rwlock_timedrdlock(l, abstime);
-    uint64_t pmc0 = lt_pmc(t), t0 = lt_now();
-    int r = lt_real.rwlock_tryrdlock(l);
-    return rw_timed(t, l, 1, r, r == EBUSY ? lt_real.rwlock_timedrdlock(l, abstime) : r, t0, pmc0,
-                    LT_CALLER);
+        return ltp_real.rwlock_timedrdlock(l, abstime);
+    uint64_t pmc0 = ltp_pmc(t), t0 = ltp_now();
+    int r = ltp_real.rwlock_tryrdlock(l);
+    return rw_timed(t, l, 1, r, r == EBUSY ? ltp_real.rwlock_timedrdlock(l, abstime) : r, t0, pmc0,
+                    LTP_CALLER);
 }
 
-LT_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abstime)
+LTP_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abstime)
 {
-    struct lt_tls *t = lt_enter();
+    struct ltp_tls *t = ltp_enter();
     if (__builtin_expect(!t, 0))
-        return lt_real.rwlock_timedwrlock(l, abstime);
-    uint64_t pmc0 = lt_pmc(t), t0 = lt_now();
-    int r = lt_real.rwlock_trywrlock(l);
-    return rw_timed(t, l, 0, r, r == EBUSY ? lt_real.rwlock_timedwrlock(l, abstime) : r, t0, pmc0,
-                    LT_CALLER);
+        return ltp_real.rwlock_timedwrlock(l, abstime);
+    uint64_t pmc0 = ltp_pmc(t), t0 = ltp_now();
+    int r = ltp_real.rwlock_trywrlock(l);
+    return rw_timed(t, l, 0, r, r == EBUSY ? ltp_real.rwlock_timedwrlock(l, abstime) : r, t0, pmc0,
+                    LTP_CALLER);
 }
 
-LT_EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clock,
-                                         const struct timespec *abstime)
+LTP_EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clock,
+                                          const struct timespec *abstime)
 {
-    struct lt_tls *t = lt_enter();
+    struct ltp_tls *t = ltp_enter();
     if (__builtin_expect(!t, 0))
-        return lt_real.rwlock_clockrdlock(l, clock, abstime);
-    uint64_t pmc0 = lt_pmc(t), t0 = lt_now();
-    int r = lt_real.rwlock_tryrdlock(l);
-    return rw_timed(t, l, 1, r, r == EBUSY ? lt_real.rwlock_clockrdlock(l, clock, abstime) : r, t0,
-                    pmc0, LT_CALLER);
+        return ltp_real.rwlock_clockrdlock(l, clock, abstime);
+    uint64_t pmc0 = ltp_pmc(t), t0 = ltp_now();
+    int r = ltp_real.rwlock_tryrdlock(l);
+    return rw_timed(t, l, 1, r, r == EBUSY ? ltp_real.rwlock_clockrdlock(l, clock, abstime) : r, t0,
+                    pmc0, LTP_CALLER);
 }
 
-LT_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clock,
-                                         const struct timespec *abstime)
+LTP_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clock,
+                                          const struct timespec *abstime)
 {
-    struct lt_tls *t = lt_enter();
+    struct ltp_tls *t = ltp_enter();
     if (__builtin_expect(!t, 0))
-        return lt_real.rwlock_clockwrlock(l, clock, abstime);
-    uint64_t pmc0 = lt_pmc(t), t0 = lt_now();
-    int r = lt_real.rwlock_trywrlock(l);
-    return rw_timed(t, l, 0, r, r == EBUSY ? lt_real.rwlock_clockwrlock(l, clock, abstime) : r, t0,
-                    pmc0, LT_CALLER);
+        return ltp_real.rwlock_clockwrlock(l, clock, abstime);
+    uint64_t pmc0 = ltp_pmc(t), t0 = ltp_now();
+    int r = ltp_real.rwlock_trywrlock(l);
+    return rw_timed(t, l, 0, r, r == EBUSY ? ltp_real.rwlock_clockwrlock(l, clock, abstime) : r, t0,
+                    pmc0, LTP_CALLER);
 }
 
-LT_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l)
+LTP_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l)
 {
-    struct lt_tls *t = lt_enter();
+    struct ltp_tls *t = ltp_enter();
     if (__builtin_expect(!t, 0))
-        return lt_real.rwlock_unlock(l);
-    uint64_t t2 = lt_now();
-    struct lt_held *h = lt_held_find(t, l);
-    int r = lt_real.rwlock_unlock(l);
+        return ltp_real.rwlock_unlock(l);
+    uint64_t t2 = ltp_now();
+    struct ltp_held *h = ltp_held_find(t, l);
+    int r = ltp_real.rwlock_unlock(l);
     if (h) {
         if (r == 0)
-            lt_released(t, h, t2, lt_now(), lt_pmc(t));
+            ltp_released(t, h, t2, ltp_now(), ltp_pmc(t));
     } else {
-        lt_unheld(t);
+        ltp_unheld(t);
     }
     return r;
 }
 
 /* ---------------------------------------------------------------- spinlocks */
 
-LT_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
+LTP_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
 {
-    struct lt_tls *t = lt_enter();
+    struct ltp_tls *t = ltp_enter();
     if (__builtin_expect(!t, 0))
-        return lt_real.spin_lock(l);
-    uint64_t pmc0 = lt_pmc(t);
-    uint64_t t0 = lt_now(), t1 = t0;
+        return ltp_real.spin_lock(l);
+    uint64_t pmc0 = ltp_pmc(t);
+    uint64_t t0 = ltp_now(), t1 = t0;
     int contended = 0;
-    int r = lt_real.spin_trylock(l);
+    int r = ltp_real.spin_trylock(l);
     if (r == EBUSY) {
         contended = 1;
-        r = lt_real.spin_lock(l);
-        t1 = lt_now();
+        r = ltp_real.spin_lock(l);
+        t1 = ltp_now();
     } else {
-        t1 = lt_took(t0);
+        t1 = ltp_took(t0);
     }
     if (r == 0)
-        lt_acquired(t, (void *)l, LT_KIND_SPIN, 0, t0, t1, contended, pmc0, LT_CALLER);
+        ltp_acquired(t, (void *)l, LTP_KIND_SPIN, 0, t0, t1, contended, pmc0, LTP_CALLER);
     return r;
 }
 
-LT_EXPORT int pthread_spin_trylock(pthread_spinlock_t *l)
+LTP_EXPORT int pthread_spin_trylock(pthread_spinlock_t *l)
 {
-    struct lt_tls *t = lt_enter();
+    struct ltp_tls *t = ltp_enter();
     if (__builtin_expect(!t, 0))
-        return lt_real.spin_trylock(l);
-    uint64_t pmc0 = lt_pmc(t);
-    uint64_t t0 = lt_now();
-    int r = lt_real.spin_trylock(l);
+        return ltp_real.spin_trylock(l);
+    uint64_t pmc0 = ltp_pmc(t);
+    uint64_t t0 = ltp_now();
+    int r = ltp_real.spin_trylock(l);
     if (r == 0)
-        lt_acquired(t, (void *)l, LT_KIND_SPIN, 0, t0, t0, 0, pmc0, LT_CALLER);
+        ltp_acquired(t, (void *)l, LTP_KIND_SPIN, 0, t0, t0, 0, pmc0, LTP_CALLER);
     else if (r == EBUSY)
-        lt_trylock_failed(t, (void *)l, LT_KIND_SPIN);
+        ltp_trylock_failed(t, (void *)l, LTP_KIND_SPIN);
     return r;
 }
 
-LT_EXPORT int pthread_spin_unlock(pthread_spinlock_t *l)
+LTP_EXPORT int pthread_spin_unlock(pthread_spinlock_t *l)
 {
-    struct lt_tls *t = lt_enter();
+    struct ltp_tls *t = ltp_enter();
     if (__builtin_expect(!t, 0))
-        return lt_real.spin_unlock(l);
-    uint64_t t2 = lt_now();
-    struct lt_held *h = lt_held_find(t, (void *)l);
-    int r = lt_real.spin_unlock(l);
+        return ltp_real.spin_unlock(l);
+    uint64_t t2 = ltp_now();
+    struct ltp_held *h = ltp_held_find(t, (void *)l);
+    int r = ltp_real.spin_unlock(l);
     if (h) {
         if (r == 0)
-            lt_released(t, h, t2, lt_took(t2), lt_pmc(t)); /* a store: nobody to wake */
+            ltp_released(t, h, t2, ltp_took(t2), ltp_pmc(t)); /* a store: nobody to wake */
     } else {
-        lt_unheld(t);
+        ltp_unheld(t);
     }
     return r;
 }
 
 /* ---------------------------------------------------------------- condition variables */
 
-LT_EXPORT int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a)
+LTP_EXPORT int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a)
 {
-    struct lt_tls *t = lt_enter();
-    int r = lt_real.cond_init(c, a);
+    struct ltp_tls *t = ltp_enter();
+    int r = ltp_real.cond_init(c, a);
     int v;
     if (r == 0 && t)
-        born(c, LT_KIND_COND,
+        born(c, LTP_KIND_COND,
              a && pthread_condattr_getpshared(a, &v) == 0 && v == PTHREAD_PROCESS_SHARED
-                 ? LT_ATTR_PSHARED
+                 ? LTP_ATTR_PSHARED
                  : 0);
     return r;
 }
 
-LT_EXPORT int pthread_cond_destroy(pthread_cond_t *c)
+LTP_EXPORT int pthread_cond_destroy(pthread_cond_t *c)
 {
-    struct lt_tls *t = lt_enter();
-    int r = lt_real.cond_destroy(c);
+    struct ltp_tls *t = ltp_enter();
+    int r = ltp_real.cond_destroy(c);
     if (r == 0 && t)
-        lt_locktab_died(c, LT_KIND_COND);
+        ltp_locktab_died(c, LTP_KIND_COND);
     return r;
 }
 
 /* The condition variable's slot in this thread, or NULL (untracked). */
-static inline struct lt_raw_slot *cond_slot(struct lt_tls *t, pthread_cond_t *c)
+static inline struct ltp_raw_slot *cond_slot(struct ltp_tls *t, pthread_cond_t *c)
 {
-    struct lt_lockent *e;
-    return lt_slot_of(t, c, LT_KIND_COND, &e);
+    struct ltp_lockent *e;
+    return ltp_slot_of(t, c, LTP_KIND_COND, &e);
 }
 
 /* No thread waits on c: glibc's signal and broadcast return at once on this very test
@@ -488,56 +489,56 @@ static inline int cond_unwaited(pthread_cond_t *c)
     return (__atomic_load_n(&c->__data.__wrefs, __ATOMIC_RELAXED) >> 3) == 0;
 }
 
-LT_EXPORT int pthread_cond_signal(pthread_cond_t *c)
+LTP_EXPORT int pthread_cond_signal(pthread_cond_t *c)
 {
-    struct lt_tls *t = lt_enter();
+    struct ltp_tls *t = ltp_enter();
     if (__builtin_expect(t != NULL, 1)) {
-        struct lt_raw_slot *s = cond_slot(t, c);
+        struct ltp_raw_slot *s = cond_slot(t, c);
         if (s) {
             s->signals++;
             s->signals_unwaited += (uint64_t)cond_unwaited(c);
         }
     }
-    return lt_real.cond_signal(c);
+    return ltp_real.cond_signal(c);
 }
 
-LT_EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
+LTP_EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
 {
-    struct lt_tls *t = lt_enter();
+    struct ltp_tls *t = ltp_enter();
     if (__builtin_expect(t != NULL, 1)) {
-        struct lt_raw_slot *s = cond_slot(t, c);
+        struct ltp_raw_slot *s = cond_slot(t, c);
         if (s) {
             s->broadcasts++;
             s->broadcasts_unwaited += (uint64_t)cond_unwaited(c);
         }
     }
-    return lt_real.cond_broadcast(c);
+    return ltp_real.cond_broadcast(c);
 }
 
 /* glibc releases and re-acquires the mutex inside the wait, not through the PLT: the wait
  * ends one critical section, and its return starts another (an acquisition whose time
  * waiting for the signal is cond_wait, not lock wait).  The condition variable's own slot
  * is found before the wait: once it returns, another thread may destroy c. */
-static inline uint64_t wait_begins(struct lt_tls *t, pthread_mutex_t *m)
+static inline uint64_t wait_begins(struct ltp_tls *t, pthread_mutex_t *m)
 {
-    uint64_t tw = lt_now();
-    struct lt_held *h = lt_held_find(t, m);
+    uint64_t tw = ltp_now();
+    struct ltp_held *h = ltp_held_find(t, m);
     if (!h)
-        lt_unheld(t);
+        ltp_unheld(t);
     else if (h->timed)
-        lt_released(t, h, tw, tw, lt_pmc(t));
+        ltp_released(t, h, tw, tw, ltp_pmc(t));
     else
-        lt_pop(t, h, tw);
+        ltp_pop(t, h, tw);
     return tw;
 }
 
 /* `cs`: the condition variable's slot (or NULL); `timed`: a timed wait, `r` its result. */
-static inline void wait_ends(struct lt_tls *t, pthread_mutex_t *m, uint64_t tw,
-                             struct lt_raw_slot *cs, int timed, int r, uint64_t ra)
+static inline void wait_ends(struct ltp_tls *t, pthread_mutex_t *m, uint64_t tw,
+                             struct ltp_raw_slot *cs, int timed, int r, uint64_t ra)
 {
-    uint64_t tr = lt_now();
-    uint64_t w = lt_elapsed(tw, tr, &t->rec->clock_noise);
-    struct lt_raw_slot *s = lt_acquired(t, m, LT_KIND_MUTEX, 0, tr, tr, 0, lt_pmc(t), ra);
+    uint64_t tr = ltp_now();
+    uint64_t w = ltp_elapsed(tw, tr, &t->rec->clock_noise);
+    struct ltp_raw_slot *s = ltp_acquired(t, m, LTP_KIND_MUTEX, 0, tr, tr, 0, ltp_pmc(t), ra);
     if (s) {
         s->cond_waits++;
         s->cond_wait += w;
@@ -552,41 +553,41 @@ static inline void wait_ends(struct lt_tls *t, pthread_mutex_t *m, uint64_t tw,
     }
 }
 
-LT_EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
+LTP_EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
-    struct lt_tls *t = lt_enter();
+    struct ltp_tls *t = ltp_enter();
     if (__builtin_expect(!t, 0))
-        return lt_real.cond_wait(c, m);
-    struct lt_raw_slot *cs = cond_slot(t, c);
+        return ltp_real.cond_wait(c, m);
+    struct ltp_raw_slot *cs = cond_slot(t, c);
     uint64_t tw = wait_begins(t, m);
-    int r = lt_real.cond_wait(c, m);
-    wait_ends(t, m, tw, cs, 0, r, LT_CALLER);
+    int r = ltp_real.cond_wait(c, m);
+    wait_ends(t, m, tw, cs, 0, r, LTP_CALLER);
     return r;
 }
 
-LT_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
-                                     const struct timespec *abstime)
+LTP_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
+                                      const struct timespec *abstime)
 {
-    struct lt_tls *t = lt_enter();
+    struct ltp_tls *t = ltp_enter();
     if (__builtin_expect(!t, 0))
-        return lt_real.cond_timedwait(c, m, abstime);
-    struct lt_raw_slot *cs = cond_slot(t, c);
+        return ltp_real.cond_timedwait(c, m, abstime);
+    struct ltp_raw_slot *cs = cond_slot(t, c);
     uint64_t tw = wait_begins(t, m);
-    int r = lt_real.cond_timedwait(c, m, abstime);
-    wait_ends(t, m, tw, cs, 1, r, LT_CALLER);
+    int r = ltp_real.cond_timedwait(c, m, abstime);
+    wait_ends(t, m, tw, cs, 1, r, LTP_CALLER);
     return r;
 }
 
-LT_EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
-                                     const struct timespec *abstime)
+LTP_EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
+                                      const struct timespec *abstime)
 {
-    struct lt_tls *t = lt_enter();
+    struct ltp_tls *t = ltp_enter();
     if (__builtin_expect(!t, 0))
-        return lt_real.cond_clockwait(c, m, clock, abstime);
-    struct lt_raw_slot *cs = cond_slot(t, c);
+        return ltp_real.cond_clockwait(c, m, clock, abstime);
+    struct ltp_raw_slot *cs = cond_slot(t, c);
     uint64_t tw = wait_begins(t, m);
-    int r = lt_real.cond_clockwait(c, m, clock, abstime);
-    wait_ends(t, m, tw, cs, 1, r, LT_CALLER);
+    int r = ltp_real.cond_clockwait(c, m, clock, abstime);
+    wait_ends(t, m, tw, cs, 1, r, LTP_CALLER);
     return r;
 }
 
@@ -601,22 +602,22 @@ static void *trampoline(void *p)
 {
     struct start s = *(struct start *)p;
     free(p);
-    lt_enter(); /* the thread's record, from its first instant */
+    ltp_enter(); /* the thread's record, from its first instant */
     return s.fn(s.arg);
 }
 
-LT_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
-                             void *arg)
+LTP_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
+                              void *arg)
 {
-    struct lt_tls *t = lt_enter();
+    struct ltp_tls *t = ltp_enter();
     struct start *s = t ? malloc(sizeof *s) : NULL;
     if (!s)
-        return lt_real.create(th, attr, fn, arg);
+        return ltp_real.create(th, attr, fn, arg);
     s->fn = fn;
     s->arg = arg;
-    int r = lt_real.create(th, attr, trampoline, s);
+    int r = ltp_real.create(th, attr, trampoline, s);
     if (r == 0)
-        __atomic_fetch_add(&lt_hdr()->threads_created, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&ltp_hdr()->threads_created, 1, __ATOMIC_RELAXED);
     else
         free(s);
     return r;

@@ -9,28 +9,28 @@
  * _exit(), a fatal signal, SIGKILL).  Nothing is flushed and no signal handler is installed;
  * the destructor only stamps the end time.
  *
- *   offset 0            header      struct lt_raw_header (LT_HEADER_SIZE bytes)
- *   modules_off         modules     LT_MAX_MODULES x struct lt_raw_module
- *   sites_off           sites       LT_MAX_SITES x struct lt_raw_site
+ *   offset 0            header      struct ltp_raw_header (LTP_HEADER_SIZE bytes)
+ *   modules_off         modules     LTP_MAX_MODULES x struct ltp_raw_module
+ *   sites_off           sites       LTP_MAX_SITES x struct ltp_raw_site
  *   arena_off           arena       thread records and site-slot chunks, bump-allocated
  *
  * All numbers are little-endian 64-bit words (strings are NUL-terminated char arrays), so
  * the reader needs no padding rules.  An offset of 0 means "none".  Times are in ticks of
- * the clock named by header.clock (LT_CLOCK_TSC: TSC cycles; LT_CLOCK_MONO: nanoseconds).
+ * the clock named by header.clock (LTP_CLOCK_TSC: TSC cycles; LTP_CLOCK_MONO: nanoseconds).
  *
  * A thread record owns the slots of the sites its thread touched: slot(site) lives in the
- * chunk record.chunk[site / LT_SLOTS_PER_CHUNK] at index site % LT_SLOTS_PER_CHUNK.  A
+ * chunk record.chunk[site / LTP_SLOTS_PER_CHUNK] at index site % LTP_SLOTS_PER_CHUNK.  A
  * record is recycled when its thread exits (counters are sums, so the next occupant adds
  * to them); slot.thread_gen tells a new occupant's first touch of a site.
  *
  * Timing.  Counts are exact.  Times are measured for every acquisition that waited (or
  * found the lock held), every trylock, timed lock and condition-wait return, for the first
- * LT_EXACT_FIRST acquisitions of each site by each thread, for all of them where those first
- * ones held the lock LT_LONG_TICKS or more on average (then two TSC reads cost little), and
+ * LTP_EXACT_FIRST acquisitions of each site by each thread, for all of them where those first
+ * ones held the lock LTP_LONG_TICKS or more on average (then two TSC reads cost little), and
  * otherwise for a random 1 in header.sample_period of the uncontended ones (two TSC reads
  * cost more than the whole uncontended lock/unlock pair).  slot.long_cs records the
- * decision (LT_CS_*): it is taken once timed >= LT_EXACT_FIRST (the other timed paths step
- * timed too).  A random sample of LT_OUTLIER_TICKS or more (a long section among short ones,
+ * decision (LTP_CS_*): it is taken once timed >= LTP_EXACT_FIRST (the other timed paths step
+ * timed too).  A random sample of LTP_OUTLIER_TICKS or more (a long section among short ones,
  * or a preemption: both are time the lock was held) counts as measured, not as a sample (one
  * preemption multiplied by the period would swamp the estimate).  It switches the site to
  * timing every section from then on, and so do any timed section held that long and an
@@ -43,61 +43,61 @@
  * Likewise for the outermost sections of a thread (record.*outer*).  With sample_period 1 nothing
  * is estimated.
  */
-#ifndef LT_LAYOUT_H
-#define LT_LAYOUT_H
+#ifndef LTP_LAYOUT_H
+#define LTP_LAYOUT_H
 
 #include <stdint.h>
 
-#define LT_RAW_MAGIC       "LTPROF01"
-#define LT_RAW_VERSION     3
-#define LT_HEADER_SIZE     65536
-#define LT_MAX_MODULES     512
-#define LT_MAX_SITES       4096
-#define LT_MAX_FRAMES      8
-#define LT_SLOTS_PER_CHUNK 64
-#define LT_CHUNKS          (LT_MAX_SITES / LT_SLOTS_PER_CHUNK)
-#define LT_ARENA_SIZE      (256u << 20)
-#define LT_EXACT_FIRST     256   /* acquisitions per thread and site always timed */
-#define LT_LONG_TICKS      1000  /* mean hold above which a site is always timed */
-#define LT_OUTLIER_TICKS   50000 /* a sampled section this long: time the site in full */
-#define LT_CALLSITES       8     /* per slot: 7 callers of lock/trylock/timedlock, + others */
-#define LT_CALLSITE_OTHER  (LT_CALLSITES - 1) /* the bucket of callers past the table */
+#define LTP_RAW_MAGIC       "LTPROF01"
+#define LTP_RAW_VERSION     3
+#define LTP_HEADER_SIZE     65536
+#define LTP_MAX_MODULES     512
+#define LTP_MAX_SITES       4096
+#define LTP_MAX_FRAMES      8
+#define LTP_SLOTS_PER_CHUNK 64
+#define LTP_CHUNKS          (LTP_MAX_SITES / LTP_SLOTS_PER_CHUNK)
+#define LTP_ARENA_SIZE      (256u << 20)
+#define LTP_EXACT_FIRST     256   /* acquisitions per thread and site always timed */
+#define LTP_LONG_TICKS      1000  /* mean hold above which a site is always timed */
+#define LTP_OUTLIER_TICKS   50000 /* a sampled section this long: time the site in full */
+#define LTP_CALLSITES       8     /* per slot: 7 callers of lock/trylock/timedlock, + others */
+#define LTP_CALLSITE_OTHER  (LTP_CALLSITES - 1) /* the bucket of callers past the table */
 
 /* slot.long_cs: is every section of this site (in this thread) timed? */
-#define LT_CS_UNDECIDED 0 /* not yet LT_EXACT_FIRST timed acquisitions */
-#define LT_CS_LONG      1 /* yes: long sections, or a long one was sampled */
-#define LT_CS_SHORT     2 /* no: sampled */
+#define LTP_CS_UNDECIDED 0 /* not yet LTP_EXACT_FIRST timed acquisitions */
+#define LTP_CS_LONG      1 /* yes: long sections, or a long one was sampled */
+#define LTP_CS_SHORT     2 /* no: sampled */
 
 /* header.flags */
-#define LT_RAW_FINISHED     1u /* the destructor ran: end_tsc/end_mono_ns are valid */
-#define LT_RAW_FORKED_CHILD 2u /* this process began as a fork() of a profiled one */
-#define LT_RAW_PMU_COUNTING 4u /* per-critical-section miss counting is active */
+#define LTP_RAW_FINISHED     1u /* the destructor ran: end_tsc/end_mono_ns are valid */
+#define LTP_RAW_FORKED_CHILD 2u /* this process began as a fork() of a profiled one */
+#define LTP_RAW_PMU_COUNTING 4u /* per-critical-section miss counting is active */
 
 /* header.clock */
-#define LT_CLOCK_TSC  1
-#define LT_CLOCK_MONO 2
+#define LTP_CLOCK_TSC  1
+#define LTP_CLOCK_MONO 2
 
 /* site.kind */
-#define LT_KIND_MUTEX  1
-#define LT_KIND_RWLOCK 2
-#define LT_KIND_SPIN   3
-#define LT_KIND_COND   4 /* a condition variable: its slot counts waits and signals */
+#define LTP_KIND_MUTEX  1
+#define LTP_KIND_RWLOCK 2
+#define LTP_KIND_SPIN   3
+#define LTP_KIND_COND   4 /* a condition variable: its slot counts waits and signals */
 
 /* site.origin: how the site's locks came to life */
-#define LT_ORIGIN_INIT   1 /* pthread_*_init(): frames are the init call's backtrace */
-#define LT_ORIGIN_STATIC 2 /* first used without init, in a module's static storage */
-#define LT_ORIGIN_FIRST                                                                            \
+#define LTP_ORIGIN_INIT   1 /* pthread_*_init(): frames are the init call's backtrace */
+#define LTP_ORIGIN_STATIC 2 /* first used without init, in a module's static storage */
+#define LTP_ORIGIN_FIRST                                                                           \
     3 /* first used without init, elsewhere (heap, stack): frames of                               \
          that first use */
 
 /* site.attr: attributes seen at init (OR of every instance) */
-#define LT_ATTR_PSHARED    1u
-#define LT_ATTR_ROBUST     2u
-#define LT_ATTR_RECURSIVE  4u
-#define LT_ATTR_ERRORCHECK 8u
-#define LT_ATTR_PI         16u
+#define LTP_ATTR_PSHARED    1u
+#define LTP_ATTR_ROBUST     2u
+#define LTP_ATTR_RECURSIVE  4u
+#define LTP_ATTR_ERRORCHECK 8u
+#define LTP_ATTR_PI         16u
 
-struct lt_raw_header {
+struct ltp_raw_header {
     char magic[8];
     uint64_t version;
     uint64_t header_size, module_size, site_size, record_size, slot_size;
@@ -105,7 +105,7 @@ struct lt_raw_header {
     uint64_t modules_off, sites_off, arena_off, arena_size, file_size;
     uint64_t pid, ppid;
     uint64_t flags;
-    uint64_t clock; /* LT_CLOCK_* */
+    uint64_t clock; /* LTP_CLOCK_* */
     uint64_t start_ticks, start_mono_ns, start_real_ns;
     uint64_t end_ticks, end_mono_ns;
     uint64_t arena_used;      /* bytes handed out, from arena_off */
@@ -130,13 +130,13 @@ struct lt_raw_header {
     char cmdline[4096]; /* NUL-separated, as /proc/self/cmdline (truncated) */
 };
 
-struct lt_raw_module {
+struct ltp_raw_module {
     uint64_t base; /* load bias (link_map l_addr): vaddr = address - base */
     uint64_t reserved[3];
     char path[480];
 };
 
-struct lt_raw_site {
+struct ltp_raw_site {
     uint64_t hash;
     uint64_t ready; /* 1 once the entry is complete */
     uint64_t kind, origin, nframes, attr;
@@ -144,17 +144,17 @@ struct lt_raw_site {
     uint64_t sym_vaddr;               /* static sites: start of the enclosing symbol */
     int64_t live, max_live;           /* instances alive now / at most */
     uint64_t created, destroyed;
-    uint64_t frame_module[LT_MAX_FRAMES]; /* module index + 1 (0: unknown) */
-    uint64_t frame_vaddr[LT_MAX_FRAMES];
+    uint64_t frame_module[LTP_MAX_FRAMES]; /* module index + 1 (0: unknown) */
+    uint64_t frame_vaddr[LTP_MAX_FRAMES];
     uint64_t reserved[3];
 };
 
 /* One caller of lock, trylock, timedlock (or a condition wait, whose return starts a
  * section) for one site in one thread: the wrapper's return address, and that caller's
  * share of the slot's counters, with the same meaning (timed, *_free: "Timing" above).
- * The first LT_CALLSITE_OTHER distinct callers get an entry each; later ones are summed in
- * callsite[LT_CALLSITE_OTHER] (its ra stays 0), which the report names "other callers". */
-struct lt_raw_callsite {
+ * The first LTP_CALLSITE_OTHER distinct callers get an entry each; later ones are summed in
+ * callsite[LTP_CALLSITE_OTHER] (its ra stays 0), which the report names "other callers". */
+struct ltp_raw_callsite {
     uint64_t ra;            /* return address in the caller (0: free entry) */
     uint64_t module, vaddr; /* ra as module index + 1 (0: unknown) and vaddr in it */
     uint64_t acquisitions, contended, timed;
@@ -162,13 +162,13 @@ struct lt_raw_callsite {
     uint64_t timed_free, hold_free, cs_free; /* timed at random */
 };
 
-struct lt_raw_slot {
+struct ltp_raw_slot {
     /* first cache line: what every acquisition and release touches */
     uint64_t thread_gen; /* serial of the last toucher */
     uint64_t acquisitions, contended;
     uint64_t timed;               /* acquisitions whose times were measured (see "Timing" above) */
     uint64_t hold, cs;            /* over timed acquisitions */
-    uint64_t long_cs;             /* LT_CS_*: whether every section here is timed */
+    uint64_t long_cs;             /* LTP_CS_*: whether every section here is timed */
     uint64_t remote_acquisitions; /* timed ones where the lock came from another thread */
     /* second cache line */
     uint64_t remote_hold, wait, max_hold;
@@ -181,10 +181,10 @@ struct lt_raw_slot {
     uint64_t misses;        /* hardware counter, lock entry -> release (timed acquisitions) */
     uint64_t threads;       /* distinct threads that touched the site */
     uint64_t owner_changes; /* exclusive acquisitions by another thread than the last one
-                               (written only when the owner changes: track.h lt_handover) */
+                               (written only when the owner changes: track.h ltp_handover) */
     uint64_t callsite_hint; /* index in callsite[] of the last caller seen (track.h) */
     uint64_t reserved[1];
-    /* fourth cache line: condition variables only (LT_KIND_COND; cond_waits, cond_wait and
+    /* fourth cache line: condition variables only (LTP_KIND_COND; cond_waits, cond_wait and
      * timeouts above count its waits, their time and the timed waits that timed out) */
     uint64_t timed_waits;         /* pthread_cond_timedwait / clockwait calls */
     uint64_t signals, broadcasts; /* pthread_cond_signal / broadcast calls */
@@ -192,11 +192,11 @@ struct lt_raw_slot {
     uint64_t broadcasts_unwaited;
     uint64_t max_cond_wait; /* longest wait, ticks */
     uint64_t reserved2[2];
-    /* then the places the lock is taken from (not for LT_KIND_COND) */
-    struct lt_raw_callsite callsite[LT_CALLSITES];
+    /* then the places the lock is taken from (not for LTP_KIND_COND) */
+    struct ltp_raw_callsite callsite[LTP_CALLSITES];
 };
 
-struct lt_raw_record {
+struct ltp_raw_record {
     uint64_t next;      /* next record (offset), list of all records */
     uint64_t free_next; /* next free record (offset) */
     uint64_t serial;    /* current occupant (0: free) */
@@ -207,10 +207,10 @@ struct lt_raw_record {
     uint64_t cs_outer;  /* time inside at least one critical section, ticks (timed) */
     uint64_t outer_sections, outer_timed;   /* outermost sections: all / timed */
     uint64_t outer_random, cs_outer_random; /* timed at random: count, ticks */
-    uint64_t clock_noise;      /* negative time differences (migration across skewed clocks) */
-    uint64_t foreign_unlocks;  /* unlocks of a lock this thread was not seen to hold */
-    uint64_t held_overflow;    /* acquisitions beyond the tracked nesting depth */
-    uint32_t chunk[LT_CHUNKS]; /* chunk offsets / 64 (0: none) */
+    uint64_t clock_noise;       /* negative time differences (migration across skewed clocks) */
+    uint64_t foreign_unlocks;   /* unlocks of a lock this thread was not seen to hold */
+    uint64_t held_overflow;     /* acquisitions beyond the tracked nesting depth */
+    uint32_t chunk[LTP_CHUNKS]; /* chunk offsets / 64 (0: none) */
     /* From /proc schedstat when an occupant exits (and for those alive at the end): time
      * on a CPU, and time runnable but waiting for one (preempted).  The reader uses their
      * ratio to add the preemption that sampled-out sections suffered. */
@@ -219,12 +219,12 @@ struct lt_raw_record {
 };
 
 /* locktune/profiler/raw.py reads these layouts: keep it in step (it checks the sizes). */
-_Static_assert(sizeof(struct lt_raw_header) <= LT_HEADER_SIZE, "header too large");
-_Static_assert(__builtin_offsetof(struct lt_raw_header, pmu_event) == 592, "header numbers");
-_Static_assert(sizeof(struct lt_raw_module) == 512, "module entry size");
-_Static_assert(sizeof(struct lt_raw_site) == 256, "site entry size");
-_Static_assert(sizeof(struct lt_raw_callsite) == 96, "callsite size");
-_Static_assert(sizeof(struct lt_raw_slot) == 256 + LT_CALLSITES * 96, "slot size");
-_Static_assert(sizeof(struct lt_raw_record) == 512, "record size");
+_Static_assert(sizeof(struct ltp_raw_header) <= LTP_HEADER_SIZE, "header too large");
+_Static_assert(__builtin_offsetof(struct ltp_raw_header, pmu_event) == 592, "header numbers");
+_Static_assert(sizeof(struct ltp_raw_module) == 512, "module entry size");
+_Static_assert(sizeof(struct ltp_raw_site) == 256, "site entry size");
+_Static_assert(sizeof(struct ltp_raw_callsite) == 96, "callsite size");
+_Static_assert(sizeof(struct ltp_raw_slot) == 256 + LTP_CALLSITES * 96, "slot size");
+_Static_assert(sizeof(struct ltp_raw_record) == 512, "record size");
 
 #endif

@@ -11,21 +11,21 @@
 #include "sites.h"
 #include "spin.h"
 
-#define MASK ((1u << LT_LOCKTAB_BITS) - 1)
+#define MASK ((1u << LTP_LOCKTAB_BITS) - 1)
 
-struct lt_lockent lt_locktab[1u << LT_LOCKTAB_BITS];
+struct ltp_lockent ltp_locktab[1u << LTP_LOCKTAB_BITS];
 
 static void untracked(void)
 {
-    if (lt_base)
-        __atomic_fetch_add(&lt_hdr()->locks_untracked, 1, __ATOMIC_RELAXED);
+    if (ltp_base)
+        __atomic_fetch_add(&ltp_hdr()->locks_untracked, 1, __ATOMIC_RELAXED);
 }
 
 /* TOMB -> 0 claims a dead slot for `lock`; the address is stored after the claim, so a
  * reader of the old address that sees word 0 waits, then notices the new address. */
-static int claim_tomb(struct lt_lockent *e, void *lock)
+static int claim_tomb(struct ltp_lockent *e, void *lock)
 {
-    uint32_t expected = LT_WORD_TOMB;
+    uint32_t expected = LTP_WORD_TOMB;
     if (!__atomic_compare_exchange_n(&e->word, &expected, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
         return 0;
     __atomic_store_n(&e->owner, 0, __ATOMIC_RELAXED);
@@ -35,13 +35,13 @@ static int claim_tomb(struct lt_lockent *e, void *lock)
 
 /* The entry of `lock`, or a slot claimed for it (*claimed = 1: its word is 0 and the caller
  * must publish it).  NULL when no slot is free within the probe limit. */
-static struct lt_lockent *find_or_claim(void *lock, int *claimed)
+static struct ltp_lockent *find_or_claim(void *lock, int *claimed)
 {
-    uint64_t h = lt_locktab_hash(lock);
+    uint64_t h = ltp_locktab_hash(lock);
 restart:;
-    struct lt_lockent *tomb = NULL;
-    for (unsigned i = 0; i < LT_LOCKTAB_PROBE; i++) {
-        struct lt_lockent *e = &lt_locktab[(h + i) & MASK];
+    struct ltp_lockent *tomb = NULL;
+    for (unsigned i = 0; i < LTP_LOCKTAB_PROBE; i++) {
+        struct ltp_lockent *e = &ltp_locktab[(h + i) & MASK];
         uintptr_t a = __atomic_load_n(&e->addr, __ATOMIC_ACQUIRE);
         if (a == (uintptr_t)lock) {
             *claimed = 0;
@@ -68,7 +68,7 @@ restart:;
             }
             continue; /* another lock took this slot: probe on */
         }
-        if (!tomb && __atomic_load_n(&e->word, __ATOMIC_RELAXED) == LT_WORD_TOMB)
+        if (!tomb && __atomic_load_n(&e->word, __ATOMIC_RELAXED) == LTP_WORD_TOMB)
             tomb = e;
     }
     if (tomb && claim_tomb(tomb, lock)) {
@@ -79,14 +79,14 @@ restart:;
 }
 
 /* Wait for a slot's publisher; 0 if it never comes (it vanished in a fork). */
-static uint32_t wait_word(struct lt_lockent *e)
+static uint32_t wait_word(struct ltp_lockent *e)
 {
     for (unsigned i = 0;; i++) {
         uint32_t w = __atomic_load_n(&e->word, __ATOMIC_ACQUIRE);
         if (w)
             return w;
         if (i < 1000)
-            lt_cpu_relax();
+            ltp_cpu_relax();
         else if (i < 20000)
             sched_yield();
         else
@@ -94,22 +94,22 @@ static uint32_t wait_word(struct lt_lockent *e)
     }
 }
 
-static void publish(struct lt_lockent *e, int kind, uint32_t site)
+static void publish(struct ltp_lockent *e, int kind, uint32_t site)
 {
-    __atomic_store_n(&e->word, LT_WORD(kind, site), __ATOMIC_RELEASE);
+    __atomic_store_n(&e->word, LTP_WORD(kind, site), __ATOMIC_RELEASE);
 }
 
-struct lt_lockent *lt_locktab_slow(void *lock, int kind)
+struct ltp_lockent *ltp_locktab_slow(void *lock, int kind)
 {
     for (int tries = 0; tries < 8; tries++) {
         int claimed;
-        struct lt_lockent *e = find_or_claim(lock, &claimed);
+        struct ltp_lockent *e = find_or_claim(lock, &claimed);
         if (!e)
             break;
         if (claimed) {
-            uint32_t site = lt_site_first_use(kind, lock);
+            uint32_t site = ltp_site_first_use(kind, lock);
             publish(e, kind, site);
-            lt_site_born(site);
+            ltp_site_born(site);
             return e;
         }
         uint32_t w = wait_word(e);
@@ -117,16 +117,16 @@ struct lt_lockent *lt_locktab_slow(void *lock, int kind)
             break;
         if (__atomic_load_n(&e->addr, __ATOMIC_ACQUIRE) != (uintptr_t)lock)
             continue; /* the slot was reused for another lock meanwhile */
-        if (w != LT_WORD_TOMB && LT_WORD_KIND(w) == (uint32_t)kind)
+        if (w != LTP_WORD_TOMB && LTP_WORD_KIND(w) == (uint32_t)kind)
             return e;
         /* Used again after destroy without a new init, or now used as another kind (its
          * memory was reused): a new instance, sited by this first use. */
-        uint32_t site = lt_site_first_use(kind, lock);
-        if (__atomic_compare_exchange_n(&e->word, &w, LT_WORD(kind, site), 0, __ATOMIC_ACQ_REL,
+        uint32_t site = ltp_site_first_use(kind, lock);
+        if (__atomic_compare_exchange_n(&e->word, &w, LTP_WORD(kind, site), 0, __ATOMIC_ACQ_REL,
                                         __ATOMIC_ACQUIRE)) {
-            if (w != LT_WORD_TOMB)
-                lt_site_died(LT_WORD_SITE(w));
-            lt_site_born(site);
+            if (w != LTP_WORD_TOMB)
+                ltp_site_died(LTP_WORD_SITE(w));
+            ltp_site_born(site);
             return e;
         }
     }
@@ -134,43 +134,43 @@ struct lt_lockent *lt_locktab_slow(void *lock, int kind)
     return NULL;
 }
 
-void lt_locktab_born(void *lock, int kind, uint32_t site)
+void ltp_locktab_born(void *lock, int kind, uint32_t site)
 {
     int claimed;
-    struct lt_lockent *e = find_or_claim(lock, &claimed);
+    struct ltp_lockent *e = find_or_claim(lock, &claimed);
     if (!e) {
         untracked();
         return;
     }
     uint32_t old =
-        claimed ? 0 : __atomic_exchange_n(&e->word, LT_WORD(kind, site), __ATOMIC_ACQ_REL);
+        claimed ? 0 : __atomic_exchange_n(&e->word, LTP_WORD(kind, site), __ATOMIC_ACQ_REL);
     if (claimed)
         publish(e, kind, site);
     __atomic_store_n(&e->owner, 0, __ATOMIC_RELAXED);
     /* Re-initialised without a destroy in between: the old instance is gone. */
-    if (old != 0 && old != LT_WORD_TOMB)
-        lt_site_died(LT_WORD_SITE(old));
-    lt_site_born(site);
+    if (old != 0 && old != LTP_WORD_TOMB)
+        ltp_site_died(LTP_WORD_SITE(old));
+    ltp_site_born(site);
 }
 
-void lt_locktab_died(void *lock, int kind)
+void ltp_locktab_died(void *lock, int kind)
 {
     (void)kind;
-    uint64_t h = lt_locktab_hash(lock);
-    for (unsigned i = 0; i < LT_LOCKTAB_PROBE; i++) {
-        struct lt_lockent *e = &lt_locktab[(h + i) & MASK];
+    uint64_t h = ltp_locktab_hash(lock);
+    for (unsigned i = 0; i < LTP_LOCKTAB_PROBE; i++) {
+        struct ltp_lockent *e = &ltp_locktab[(h + i) & MASK];
         uintptr_t a = __atomic_load_n(&e->addr, __ATOMIC_ACQUIRE);
         if (a == 0)
             return;
         if (a != (uintptr_t)lock)
             continue;
         uint32_t w = __atomic_load_n(&e->word, __ATOMIC_ACQUIRE);
-        while (w != 0 && w != LT_WORD_TOMB &&
-               !__atomic_compare_exchange_n(&e->word, &w, LT_WORD_TOMB, 0, __ATOMIC_ACQ_REL,
+        while (w != 0 && w != LTP_WORD_TOMB &&
+               !__atomic_compare_exchange_n(&e->word, &w, LTP_WORD_TOMB, 0, __ATOMIC_ACQ_REL,
                                             __ATOMIC_ACQUIRE))
             ;
-        if (w != 0 && w != LT_WORD_TOMB)
-            lt_site_died(LT_WORD_SITE(w));
+        if (w != 0 && w != LTP_WORD_TOMB)
+            ltp_site_died(LTP_WORD_SITE(w));
         return;
     }
 }

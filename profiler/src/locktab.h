@@ -24,54 +24,54 @@
  * written only when it changes (relaxed: a hint for the locality estimate, never used for
  * synchronisation).
  */
-#ifndef LT_LOCKTAB_H
-#define LT_LOCKTAB_H
+#ifndef LTP_LOCKTAB_H
+#define LTP_LOCKTAB_H
 
 #include <stdint.h>
 
-#define LT_LOCKTAB_BITS     18
-#define LT_LOCKTAB_PROBE    256
-#define LT_WORD_TOMB        0xffffffffu
-#define LT_WORD(kind, site) (((uint32_t)(kind) << 24) | (uint32_t)(site))
-#define LT_WORD_SITE(w)     ((w)&0xffffffu)
-#define LT_WORD_KIND(w)     ((w) >> 24)
+#define LTP_LOCKTAB_BITS     18
+#define LTP_LOCKTAB_PROBE    256
+#define LTP_WORD_TOMB        0xffffffffu
+#define LTP_WORD(kind, site) (((uint32_t)(kind) << 24) | (uint32_t)(site))
+#define LTP_WORD_SITE(w)     ((w)&0xffffffu)
+#define LTP_WORD_KIND(w)     ((w) >> 24)
 
-struct lt_lockent {
+struct ltp_lockent {
     uintptr_t addr;
     uint32_t word;
     uint32_t owner;
 };
 
 /* In .bss: a fixed address (no pointer to load on the hot path), pages touched on use. */
-extern struct lt_lockent lt_locktab[1u << LT_LOCKTAB_BITS];
+extern struct ltp_lockent ltp_locktab[1u << LTP_LOCKTAB_BITS];
 
 /* The lock's entry, registering it on first sight (a static or zeroed lock: site from its
  * storage or its first use).  NULL when the table is full or the entry is stuck (its
  * publisher vanished in a fork): the operation then goes untracked. */
-struct lt_lockent *lt_locktab_slow(void *lock, int kind);
+struct ltp_lockent *ltp_locktab_slow(void *lock, int kind);
 
-static inline uint64_t lt_locktab_hash(const void *lock)
+static inline uint64_t ltp_locktab_hash(const void *lock)
 {
-    return ((uint64_t)(uintptr_t)lock * 0x9E3779B97F4A7C15ull) >> (64 - LT_LOCKTAB_BITS);
+    return ((uint64_t)(uintptr_t)lock * 0x9E3779B97F4A7C15ull) >> (64 - LTP_LOCKTAB_BITS);
 }
 
 /* Fast path: the first probe finds the lock, published, of the right kind. */
-static inline struct lt_lockent *lt_locktab_get(void *lock, int kind)
+static inline struct ltp_lockent *ltp_locktab_get(void *lock, int kind)
 {
-    struct lt_lockent *e = &lt_locktab[lt_locktab_hash(lock)];
+    struct ltp_lockent *e = &ltp_locktab[ltp_locktab_hash(lock)];
     /* acquire on word: the site entry it names was published before it (sites.c) */
     if (__builtin_expect(__atomic_load_n(&e->addr, __ATOMIC_RELAXED) == (uintptr_t)lock, 1)) {
         uint32_t w = __atomic_load_n(&e->word, __ATOMIC_ACQUIRE);
-        if (__builtin_expect(w != 0 && w != LT_WORD_TOMB && LT_WORD_KIND(w) == (uint32_t)kind, 1))
+        if (__builtin_expect(w != 0 && w != LTP_WORD_TOMB && LTP_WORD_KIND(w) == (uint32_t)kind, 1))
             return e;
     }
-    return lt_locktab_slow(lock, kind);
+    return ltp_locktab_slow(lock, kind);
 }
 
 /* A lock was initialised at `lock` (site already computed). */
-void lt_locktab_born(void *lock, int kind, uint32_t site);
+void ltp_locktab_born(void *lock, int kind, uint32_t site);
 
 /* A lock was destroyed. */
-void lt_locktab_died(void *lock, int kind);
+void ltp_locktab_died(void *lock, int kind);
 
 #endif

@@ -51,7 +51,7 @@ static int await(uint64_t *word, uint64_t want, double limit)
         /* acquire: the partner's TSC store is visible once its answer is */
         if (__atomic_load_n(word, __ATOMIC_ACQUIRE) == want)
             return 0;
-        lt_cpu_relax();
+        ltp_cpu_relax();
         if ((i & 0xfffff) == 0) {
             if (start == 0)
                 start = now_s();
@@ -73,7 +73,7 @@ static void *answerer(void *arg)
             __atomic_store_n(&ch->failed, 1, __ATOMIC_RELEASE);
             return NULL;
         }
-        ch->tsc = lt_now();
+        ch->tsc = ltp_now();
         __atomic_store_n(&ch->answer, (uint64_t)i, __ATOMIC_RELEASE); /* publish tsc */
     }
     return NULL;
@@ -95,7 +95,7 @@ static int64_t one_way(int c0, int c1, int runs)
             __atomic_store_n(&ch.request, (uint64_t)i, __ATOMIC_RELEASE);
             if (await(&ch.answer, (uint64_t)i, 2.0) != 0)
                 break;
-            int64_t d = (int64_t)(lt_now() - ch.tsc);
+            int64_t d = (int64_t)(ltp_now() - ch.tsc);
             if (d < best)
                 best = d;
         }
@@ -106,13 +106,13 @@ static int64_t one_way(int c0, int c1, int runs)
     return best;
 }
 
-int lt_clock_measure(struct lt_clock_probe *p, int runs)
+int ltp_clock_measure(struct ltp_clock_probe *p, int runs)
 {
     memset(p, 0, sizeof *p);
-    p->invariant = lt_tsc_invariant();
+    p->invariant = ltp_tsc_invariant();
     p->runs = runs;
-#if LT_HAVE_TSC
-    lt_clock_kind = LT_CLOCK_TSC;
+#if LTP_HAVE_TSC
+    ltp_clock_kind = LTP_CLOCK_TSC;
     struct timespec a, b, pause = {0, 50 * 1000 * 1000};
     clock_gettime(CLOCK_MONOTONIC_RAW, &a);
     uint64_t t0 = __rdtsc();

@@ -6,12 +6,12 @@
  * A time difference measured across a migration between two cores is meaningful only
  * beyond the boundary; the profile records it so the report can say so.
  */
-#ifndef LT_ORDO_H
-#define LT_ORDO_H
+#ifndef LTP_ORDO_H
+#define LTP_ORDO_H
 
 #include <stdint.h>
 
-struct lt_clock_probe {
+struct ltp_clock_probe {
     int invariant;     /* CPUID says the TSC is invariant */
     double hz;         /* TSC ticks per second, against CLOCK_MONOTONIC_RAW */
     uint64_t boundary; /* Ordo boundary, TSC cycles (0 when not measured) */
@@ -23,6 +23,6 @@ struct lt_clock_probe {
 
 /* Measure everything; `runs` messages per ordered pair of CPUs (Ordo uses 100,000; a few
  * thousand give the same minimum on small machines).  Returns 0. */
-int lt_clock_measure(struct lt_clock_probe *p, int runs);
+int ltp_clock_measure(struct ltp_clock_probe *p, int runs);
 
 #endif

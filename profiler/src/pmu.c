@@ -30,7 +30,7 @@
 
 static char version[32];
 
-const char *lt_pmu_libpfm_version(void)
+const char *ltp_pmu_libpfm_version(void)
 {
     int v = pfm_get_version();
     snprintf(version, sizeof version, "%d.%d", PFM_MAJ_VERSION(v), PFM_MIN_VERSION(v));
@@ -55,7 +55,7 @@ static void core_pmu(char *out, size_t n)
     }
 }
 
-const char *lt_pmu_default_event(void)
+const char *ltp_pmu_default_event(void)
 {
     char pmu[64];
     if (pfm_initialize() != PFM_SUCCESS)
@@ -88,7 +88,7 @@ static const char *errno_reason(int e)
 
 static volatile uint64_t sink;
 
-int lt_pmu_probe(const char *event, int walk, struct lt_pmu_probe *p)
+int ltp_pmu_probe(const char *event, int walk, struct ltp_pmu_probe *p)
 {
     memset(p, 0, sizeof *p);
     int r = pfm_initialize();
@@ -100,7 +100,7 @@ int lt_pmu_probe(const char *event, int walk, struct lt_pmu_probe *p)
     }
     core_pmu(p->pfm_pmu, sizeof p->pfm_pmu);
     if (!event)
-        event = lt_pmu_default_event();
+        event = ltp_pmu_default_event();
     snprintf(p->event, sizeof p->event, "%s", event);
 
     struct perf_event_attr attr;
@@ -163,8 +163,8 @@ int lt_pmu_probe(const char *event, int walk, struct lt_pmu_probe *p)
     return 0;
 }
 
-int lt_pmu_thread_open(const struct lt_pmu_probe *p, struct lt_pmu_thread *t, char *why,
-                       unsigned long why_len)
+int ltp_pmu_thread_open(const struct ltp_pmu_probe *p, struct ltp_pmu_thread *t, char *why,
+                        unsigned long why_len)
 {
     t->fd = -1;
     t->page = NULL;
@@ -206,7 +206,7 @@ int lt_pmu_thread_open(const struct lt_pmu_probe *p, struct lt_pmu_thread *t, ch
     return 0;
 }
 
-void lt_pmu_thread_close(struct lt_pmu_thread *t)
+void ltp_pmu_thread_close(struct ltp_pmu_thread *t)
 {
     if (t->fd < 0)
         return;
@@ -225,7 +225,7 @@ static inline uint64_t rdpmc(uint32_t counter)
 }
 #endif
 
-uint64_t lt_pmu_thread_read(const struct lt_pmu_thread *t)
+uint64_t ltp_pmu_thread_read(const struct ltp_pmu_thread *t)
 {
 #if defined(__x86_64__) || defined(__i386__)
     /* The kernel's protocol (include/uapi/linux/perf_event.h): retry while `lock` (a

@@ -15,14 +15,14 @@
 #include "ordo.h"
 #include "pmu.h"
 
-int lt_clock_kind = LT_CLOCK_MONO;
+int ltp_clock_kind = LTP_CLOCK_MONO;
 
 static void json_str(const char *key, const char *v, int last);
 
 static int clock_probe(int runs)
 {
-    struct lt_clock_probe c;
-    lt_clock_measure(&c, runs);
+    struct ltp_clock_probe c;
+    ltp_clock_measure(&c, runs);
     printf("{\n");
     printf("  \"invariant_tsc\": %s,\n", c.invariant ? "true" : "false");
     printf("  \"clock\": \"%s\",\n", c.invariant && c.hz > 0 ? "tsc" : "monotonic");
@@ -70,12 +70,12 @@ int main(int argc, char **argv)
     }
     if (clock)
         return clock_probe(runs);
-    struct lt_pmu_probe p;
-    lt_pmu_probe(event, 1, &p);
+    struct ltp_pmu_probe p;
+    ltp_pmu_probe(event, 1, &p);
     printf("{\n");
     printf("  \"available\": %s,\n", p.available ? "true" : "false");
     json_str("event", p.event, 0);
-    json_str("libpfm_version", lt_pmu_libpfm_version(), 0);
+    json_str("libpfm_version", ltp_pmu_libpfm_version(), 0);
     json_str("pfm_pmu", p.pfm_pmu, 0);
     json_str("encoding", p.encoding, 0);
     printf("  \"type\": %u,\n  \"config\": %llu,\n", p.type, (unsigned long long)p.config);

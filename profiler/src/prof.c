@@ -32,26 +32,26 @@
 #include "sites.h"
 #include "spin.h"
 
-#define LT_DEFAULT_SAMPLE 16
+#define LTP_DEFAULT_SAMPLE 16
 
-int lt_clock_kind = LT_CLOCK_MONO;
-int lt_recording;
-int lt_pmu_counting;
-struct lt_pmu_probe lt_pmu_event;
+int ltp_clock_kind = LTP_CLOCK_MONO;
+int ltp_recording;
+int ltp_pmu_counting;
+struct ltp_pmu_probe ltp_pmu_event;
 
 static int init_state;
 static pid_t init_thread;
 static pthread_key_t exit_key;
 static int exit_key_ok;
-extern int lt_site_lock_for_fork(int how);
+extern int ltp_site_lock_for_fork(int how);
 
 static void on_thread_exit(void *arg)
 {
     (void)arg;
-    lt_thread_retire(&lt_tls);
+    ltp_thread_retire(&ltp_tls);
 }
 
-void lt_thread_key_set(struct lt_tls *t)
+void ltp_thread_key_set(struct ltp_tls *t)
 {
     if (exit_key_ok)
         pthread_setspecific(exit_key, t);
@@ -64,86 +64,86 @@ static __thread int fork_held_sites, fork_held_alloc; /* per forking thread */
 
 static void before_fork(void)
 {
-    fork_held_sites = lt_site_lock_for_fork(1);
-    fork_held_alloc = lt_spin_trylock(&lt_alloc_lock, 1000);
+    fork_held_sites = ltp_site_lock_for_fork(1);
+    fork_held_alloc = ltp_spin_trylock(&ltp_alloc_lock, 1000);
 }
 
 static void after_fork_parent(void)
 {
     if (fork_held_alloc)
-        lt_spin_unlock(&lt_alloc_lock);
+        ltp_spin_unlock(&ltp_alloc_lock);
     if (fork_held_sites)
-        lt_site_lock_for_fork(0);
+        ltp_site_lock_for_fork(0);
 }
 
 static void after_fork_child(void)
 {
-    lt_alloc_lock = 0; /* no other thread exists to hold them */
-    lt_site_lock_for_fork(-1);
-    lt_thread_forget(&lt_tls);
-    if (lt_region_fork_child() != 0)
-        lt_recording = 0;
+    ltp_alloc_lock = 0; /* no other thread exists to hold them */
+    ltp_site_lock_for_fork(-1);
+    ltp_thread_forget(&ltp_tls);
+    if (ltp_region_fork_child() != 0)
+        ltp_recording = 0;
     /* The forking thread re-registers (in the new file) at its next lock call. */
 }
 
 static void setup_pmu(void)
 {
-    struct lt_raw_header *h = lt_hdr();
+    struct ltp_raw_header *h = ltp_hdr();
     const char *ev = getenv("LOCKTUNE_PMU_EVENT");
     if (ev && strcmp(ev, "off") == 0) {
         snprintf(h->pmu_reason, sizeof h->pmu_reason, "disabled (--pmu off)");
         return;
     }
-    lt_pmu_probe(ev && *ev ? ev : NULL, 0, &lt_pmu_event);
-    snprintf(h->pmu_event, sizeof h->pmu_event, "%s", lt_pmu_event.event);
-    h->pmu_available = (uint64_t)lt_pmu_event.available;
-    h->pmu_open_errno = (uint64_t)lt_pmu_event.open_errno;
-    h->pmu_pfm_error = (uint64_t)(int64_t)lt_pmu_event.pfm_error;
-    h->pmu_type = lt_pmu_event.type;
-    h->pmu_config = lt_pmu_event.config;
-    if (!lt_pmu_event.available) {
-        snprintf(h->pmu_reason, sizeof h->pmu_reason, "%s", lt_pmu_event.reason);
+    ltp_pmu_probe(ev && *ev ? ev : NULL, 0, &ltp_pmu_event);
+    snprintf(h->pmu_event, sizeof h->pmu_event, "%s", ltp_pmu_event.event);
+    h->pmu_available = (uint64_t)ltp_pmu_event.available;
+    h->pmu_open_errno = (uint64_t)ltp_pmu_event.open_errno;
+    h->pmu_pfm_error = (uint64_t)(int64_t)ltp_pmu_event.pfm_error;
+    h->pmu_type = ltp_pmu_event.type;
+    h->pmu_config = ltp_pmu_event.config;
+    if (!ltp_pmu_event.available) {
+        snprintf(h->pmu_reason, sizeof h->pmu_reason, "%s", ltp_pmu_event.reason);
         return;
     }
     /* The event opens; per-critical-section counting also needs RDPMC from user space. */
-    struct lt_pmu_thread t;
-    if (lt_pmu_thread_open(&lt_pmu_event, &t, h->pmu_reason, sizeof h->pmu_reason) != 0)
+    struct ltp_pmu_thread t;
+    if (ltp_pmu_thread_open(&ltp_pmu_event, &t, h->pmu_reason, sizeof h->pmu_reason) != 0)
         return;
-    lt_pmu_thread_close(&t);
-    lt_pmu_counting = 1;
-    h->flags |= LT_RAW_PMU_COUNTING;
+    ltp_pmu_thread_close(&t);
+    ltp_pmu_counting = 1;
+    h->flags |= LTP_RAW_PMU_COUNTING;
 }
 
 static void init_process(void)
 {
-    if (lt_real_resolve() != 0)
+    if (ltp_real_resolve() != 0)
         return; /* cannot even pass through: nothing sensible to do */
     const char *dir = getenv("LOCKTUNE_PROF_DIR");
     if (!dir || !*dir)
         return;
     const char *clock = getenv("LOCKTUNE_PROF_CLOCK");
-    lt_clock_kind =
-        lt_tsc_invariant() && !(clock && strcmp(clock, "mono") == 0) ? LT_CLOCK_TSC : LT_CLOCK_MONO;
+    ltp_clock_kind = ltp_tsc_invariant() && !(clock && strcmp(clock, "mono") == 0) ? LTP_CLOCK_TSC
+                                                                                   : LTP_CLOCK_MONO;
     const char *sample = getenv("LOCKTUNE_PROF_SAMPLE");
-    long period = sample && *sample ? strtol(sample, NULL, 10) : LT_DEFAULT_SAMPLE;
-    lt_sample_period = period >= 1 && period <= 1000000 ? (uint32_t)period : LT_DEFAULT_SAMPLE;
-    if (lt_region_open(dir) != 0)
+    long period = sample && *sample ? strtol(sample, NULL, 10) : LTP_DEFAULT_SAMPLE;
+    ltp_sample_period = period >= 1 && period <= 1000000 ? (uint32_t)period : LTP_DEFAULT_SAMPLE;
+    if (ltp_region_open(dir) != 0)
         return;
-    lt_hdr()->clock = (uint64_t)lt_clock_kind;
-    lt_hdr()->sample_period = lt_sample_period;
-    lt_sites_setup();
+    ltp_hdr()->clock = (uint64_t)ltp_clock_kind;
+    ltp_hdr()->sample_period = ltp_sample_period;
+    ltp_sites_setup();
     exit_key_ok = pthread_key_create(&exit_key, on_thread_exit) == 0;
     pthread_atfork(before_fork, after_fork_parent, after_fork_child);
     setup_pmu();
-    lt_recording = 1;
+    ltp_recording = 1;
 }
 
-int lt_global_done(void)
+int ltp_global_done(void)
 {
     return __atomic_load_n(&init_state, __ATOMIC_ACQUIRE) == 2;
 }
 
-int lt_global_init(void)
+int ltp_global_init(void)
 {
     int s = __atomic_load_n(&init_state, __ATOMIC_ACQUIRE);
     if (s == 2)
@@ -153,9 +153,9 @@ int lt_global_init(void)
     if (__atomic_compare_exchange_n(&init_state, &expected, 1, 0, __ATOMIC_ACQ_REL,
                                     __ATOMIC_ACQUIRE)) {
         init_thread = me;
-        int saved = lt_busy_enter();
+        int saved = ltp_busy_enter();
         init_process();
-        lt_busy_exit(saved);
+        ltp_busy_exit(saved);
         /* release: everything init_process() set is visible to whoever sees 2 */
         __atomic_store_n(&init_state, 2, __ATOMIC_RELEASE);
         return 1;
@@ -167,30 +167,30 @@ int lt_global_init(void)
     return 1;
 }
 
-__attribute__((constructor)) static void lt_prof_start(void)
+__attribute__((constructor)) static void ltp_prof_start(void)
 {
-    lt_enter(); /* initialise the process and register the main thread */
+    ltp_enter(); /* initialise the process and register the main thread */
 }
 
-__attribute__((destructor)) static void lt_prof_stop(void)
+__attribute__((destructor)) static void ltp_prof_stop(void)
 {
-    if (!lt_recording || !lt_base)
+    if (!ltp_recording || !ltp_base)
         return;
-    struct lt_raw_header *h = lt_hdr();
-    h->end_ticks = lt_now();
-    h->end_mono_ns = lt_mono_ns();
+    struct ltp_raw_header *h = ltp_hdr();
+    h->end_ticks = ltp_now();
+    h->end_mono_ns = ltp_mono_ns();
     /* The threads still alive: their time on and off a CPU so far (layout.h, "Timing"). */
-    int saved = lt_busy_enter();
+    int saved = ltp_busy_enter();
     /* Only try: exit() may come from a signal handler that interrupted this very thread
      * while it held the lock. */
-    if (lt_spin_trylock(&lt_alloc_lock, 1000)) {
-        for (uint64_t o = h->records; o; o = ((struct lt_raw_record *)lt_at(o))->next) {
-            struct lt_raw_record *r = lt_at(o);
+    if (ltp_spin_trylock(&ltp_alloc_lock, 1000)) {
+        for (uint64_t o = h->records; o; o = ((struct ltp_raw_record *)ltp_at(o))->next) {
+            struct ltp_raw_record *r = ltp_at(o);
             if (r->serial && r->tid)
-                lt_sched_read(r, r->tid);
+                ltp_sched_read(r, r->tid);
         }
-        lt_spin_unlock(&lt_alloc_lock);
+        ltp_spin_unlock(&ltp_alloc_lock);
     }
-    lt_busy_exit(saved);
-    __atomic_fetch_or(&h->flags, LT_RAW_FINISHED, __ATOMIC_RELEASE);
+    ltp_busy_exit(saved);
+    __atomic_fetch_or(&h->flags, LTP_RAW_FINISHED, __ATOMIC_RELEASE);
 }

@@ -2,7 +2,7 @@
  * real.c - resolve the C library's pthread functions behind the wrappers (see real.h).
  *
  * States of `resolved`:  0 --(first caller wins the CAS)--> 1 --(all looked up)--> 2
- * Callers that lose the race wait for 2.  The winner's stores to lt_real happen before its
+ * Callers that lose the race wait for 2.  The winner's stores to ltp_real happen before its
  * release store of 2; a waiter's acquire load of 2 makes them visible.
  */
 #define _GNU_SOURCE
@@ -12,7 +12,7 @@
 #include <sched.h>
 #include <stddef.h>
 
-struct lt_real lt_real;
+struct ltp_real ltp_real;
 static int resolved;
 
 static void *find(const char *name, const char *version)
@@ -21,7 +21,7 @@ static void *find(const char *name, const char *version)
     return p ? p : dlsym(RTLD_NEXT, name);
 }
 
-#define FIND(field, name, version) *(void **)&lt_real.field = find(name, version)
+#define FIND(field, name, version) *(void **)&ltp_real.field = find(name, version)
 
 static void resolve_all(void)
 {
@@ -62,7 +62,7 @@ static void resolve_all(void)
     FIND(create, "pthread_create", "GLIBC_2.34");
 }
 
-int lt_real_resolve(void)
+int ltp_real_resolve(void)
 {
     int s = __atomic_load_n(&resolved, __ATOMIC_ACQUIRE);
     if (s != 2) {
@@ -76,5 +76,5 @@ int lt_real_resolve(void)
                 sched_yield();
         }
     }
-    return lt_real.mutex_lock && lt_real.mutex_trylock && lt_real.mutex_unlock ? 0 : -1;
+    return ltp_real.mutex_lock && ltp_real.mutex_trylock && ltp_real.mutex_unlock ? 0 : -1;
 }

@@ -6,13 +6,13 @@
  * pthread_create@GLIBC_2.34, pthread_cond_*@GLIBC_2.3.2 (the 2.2.5 condvar is a different,
  * older object).  dlsym() takes no pthread lock through the PLT on glibc 2.36.
  */
-#ifndef LT_REAL_H
-#define LT_REAL_H
+#ifndef LTP_REAL_H
+#define LTP_REAL_H
 
 #include <pthread.h>
 #include <time.h>
 
-struct lt_real {
+struct ltp_real {
     int (*mutex_init)(pthread_mutex_t *, const pthread_mutexattr_t *);
     int (*mutex_destroy)(pthread_mutex_t *);
     int (*mutex_lock)(pthread_mutex_t *);
@@ -50,10 +50,10 @@ struct lt_real {
     int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 };
 
-extern struct lt_real lt_real;
+extern struct ltp_real ltp_real;
 
 /* Resolve every entry (idempotent, thread-safe).  Returns 0 when the essential mutex
  * functions were found. */
-int lt_real_resolve(void);
+int ltp_real_resolve(void);
 
 #endif

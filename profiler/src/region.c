@@ -16,14 +16,14 @@
 
 #include "clock.h"
 
-char *lt_base;
+char *ltp_base;
 static char path[PATH_MAX + 64];
 static char dirname_[PATH_MAX];
 
 #define FIXED_SIZE                                                                                 \
-    ((uint64_t)LT_HEADER_SIZE + LT_MAX_MODULES * sizeof(struct lt_raw_module) +                    \
-     LT_MAX_SITES * sizeof(struct lt_raw_site))
-#define FILE_SIZE   (FIXED_SIZE + LT_ARENA_SIZE)
+    ((uint64_t)LTP_HEADER_SIZE + LTP_MAX_MODULES * sizeof(struct ltp_raw_module) +                 \
+     LTP_MAX_SITES * sizeof(struct ltp_raw_site))
+#define FILE_SIZE   (FIXED_SIZE + LTP_ARENA_SIZE)
 #define ARENA_STEP  (1u << 20)
 #define ARENA_START (2u << 20) /* reserved with the fixed sections */
 
@@ -73,40 +73,40 @@ static void read_file(const char *name, char *buf, size_t size, uint64_t *len)
         *len = n > 0 ? (uint64_t)n : 0;
 }
 
-static void fill_header(struct lt_raw_header *h)
+static void fill_header(struct ltp_raw_header *h)
 {
-    memcpy(h->magic, LT_RAW_MAGIC, 8);
-    h->version = LT_RAW_VERSION;
-    h->header_size = LT_HEADER_SIZE;
-    h->module_size = sizeof(struct lt_raw_module);
-    h->site_size = sizeof(struct lt_raw_site);
-    h->record_size = sizeof(struct lt_raw_record);
-    h->slot_size = sizeof(struct lt_raw_slot);
-    h->max_modules = LT_MAX_MODULES;
-    h->max_sites = LT_MAX_SITES;
-    h->max_frames = LT_MAX_FRAMES;
-    h->slots_per_chunk = LT_SLOTS_PER_CHUNK;
-    h->modules_off = LT_HEADER_SIZE;
-    h->sites_off = h->modules_off + LT_MAX_MODULES * sizeof(struct lt_raw_module);
-    h->arena_off = h->sites_off + LT_MAX_SITES * sizeof(struct lt_raw_site);
-    h->arena_size = LT_ARENA_SIZE;
+    memcpy(h->magic, LTP_RAW_MAGIC, 8);
+    h->version = LTP_RAW_VERSION;
+    h->header_size = LTP_HEADER_SIZE;
+    h->module_size = sizeof(struct ltp_raw_module);
+    h->site_size = sizeof(struct ltp_raw_site);
+    h->record_size = sizeof(struct ltp_raw_record);
+    h->slot_size = sizeof(struct ltp_raw_slot);
+    h->max_modules = LTP_MAX_MODULES;
+    h->max_sites = LTP_MAX_SITES;
+    h->max_frames = LTP_MAX_FRAMES;
+    h->slots_per_chunk = LTP_SLOTS_PER_CHUNK;
+    h->modules_off = LTP_HEADER_SIZE;
+    h->sites_off = h->modules_off + LTP_MAX_MODULES * sizeof(struct ltp_raw_module);
+    h->arena_off = h->sites_off + LTP_MAX_SITES * sizeof(struct ltp_raw_site);
+    h->arena_size = LTP_ARENA_SIZE;
     h->file_size = FILE_SIZE;
     h->arena_committed = ARENA_START;
     h->pid = (uint64_t)getpid();
     h->ppid = (uint64_t)getppid();
-    h->clock = (uint64_t)lt_clock_kind;
+    h->clock = (uint64_t)ltp_clock_kind;
     struct timespec rt;
     clock_gettime(CLOCK_REALTIME, &rt);
     h->start_real_ns = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
-    h->start_mono_ns = lt_mono_ns();
-    h->start_ticks = lt_now();
+    h->start_mono_ns = ltp_mono_ns();
+    h->start_ticks = ltp_now();
     ssize_t n = readlink("/proc/self/exe", h->exe, sizeof h->exe - 1);
     h->exe[n > 0 ? n : 0] = '\0';
     read_file("/proc/self/cmdline", h->cmdline, sizeof h->cmdline, &h->cmdline_len);
     h->nsites = 1; /* site 0 collects what overflows the site table */
 }
 
-int lt_region_open(const char *dir)
+int ltp_region_open(const char *dir)
 {
     /* Absolute: the arena grows by reopening the file, perhaps after the program chdir()s. */
     if (!realpath(dir, dirname_))
@@ -118,14 +118,14 @@ int lt_region_open(const char *dir)
     char *base = create_mapping();
     if (!base)
         return -1;
-    lt_base = base;
-    fill_header(lt_hdr());
+    ltp_base = base;
+    fill_header(ltp_hdr());
     return 0;
 }
 
-uint64_t lt_region_alloc(uint64_t size)
+uint64_t ltp_region_alloc(uint64_t size)
 {
-    struct lt_raw_header *h = lt_hdr();
+    struct ltp_raw_header *h = ltp_hdr();
     uint64_t off = (h->arena_used + 127) & ~(uint64_t)127;
     if (off + size > h->arena_size)
         return 0;
@@ -147,23 +147,23 @@ uint64_t lt_region_alloc(uint64_t size)
     return h->arena_off + off;
 }
 
-int lt_region_fork_child(void)
+int ltp_region_fork_child(void)
 {
-    char *old = lt_base;
+    char *old = ltp_base;
     if (!old)
         return 0;
-    struct lt_raw_header *oh = (struct lt_raw_header *)old;
+    struct ltp_raw_header *oh = (struct ltp_raw_header *)old;
     char *base = create_mapping();
     if (!base) {
         /* No file of its own: stop recording rather than write into the parent's. */
-        lt_base = NULL;
+        ltp_base = NULL;
         munmap(old, FILE_SIZE);
         return -1;
     }
-    lt_base = base;
-    struct lt_raw_header *h = lt_hdr();
+    ltp_base = base;
+    struct ltp_raw_header *h = ltp_hdr();
     fill_header(h);
-    h->flags = LT_RAW_FORKED_CHILD;
+    h->flags = LTP_RAW_FORKED_CHILD;
     h->next_serial = oh->next_serial; /* lock owners recorded before the fork stay distinct */
     h->sample_period = oh->sample_period;
     h->pmu_available = oh->pmu_available;
@@ -175,10 +175,10 @@ int lt_region_fork_child(void)
     memcpy(h->pmu_reason, oh->pmu_reason, sizeof h->pmu_reason);
     h->nmodules = oh->nmodules;
     h->nsites = oh->nsites;
-    memcpy(lt_module(0), old + oh->modules_off, oh->nmodules * sizeof(struct lt_raw_module));
-    memcpy(lt_site(0), old + oh->sites_off, oh->nsites * sizeof(struct lt_raw_site));
+    memcpy(ltp_module(0), old + oh->modules_off, oh->nmodules * sizeof(struct ltp_raw_module));
+    memcpy(ltp_site(0), old + oh->sites_off, oh->nsites * sizeof(struct ltp_raw_site));
     for (uint64_t i = 0; i < h->nsites; i++) { /* instances inherited, none created yet */
-        struct lt_raw_site *s = lt_site(i);
+        struct ltp_raw_site *s = ltp_site(i);
         s->max_live = s->live;
         s->created = s->destroyed = 0;
     }

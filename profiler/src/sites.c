@@ -21,12 +21,12 @@
 #include "symtab.h"
 #include "thread.h"
 
-#define INDEX_BITS 13 /* twice LT_MAX_SITES */
+#define INDEX_BITS 13 /* twice LTP_MAX_SITES */
 #define INDEX_MASK ((1u << INDEX_BITS) - 1)
 
 static uint32_t index_[1u << INDEX_BITS]; /* site number, 0: empty */
 static int site_lock;
-static struct lt_symtab *symtabs[LT_MAX_MODULES];
+static struct ltp_symtab *symtabs[LTP_MAX_MODULES];
 static uintptr_t self_lo, self_hi; /* this library's mapped range: its frames are skipped */
 
 struct where {
@@ -36,8 +36,8 @@ struct where {
 
 struct frames {
     int n;
-    void *pc[LT_MAX_FRAMES];
-    struct where mod[LT_MAX_FRAMES];
+    void *pc[LTP_MAX_FRAMES];
+    struct where mod[LTP_MAX_FRAMES];
 };
 
 static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
@@ -68,9 +68,9 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
-void lt_sites_setup(void)
+void ltp_sites_setup(void)
 {
-    dl_iterate_phdr(find_self, (void *)(uintptr_t)lt_sites_setup);
+    dl_iterate_phdr(find_self, (void *)(uintptr_t)ltp_sites_setup);
     void *warm[4];
     backtrace(warm, 4); /* loads libgcc_s now, not inside the first lock call */
 }
@@ -89,7 +89,7 @@ static void where_is(const void *addr, struct where *w)
     w->path = NULL;
     w->base = 0;
     if (dladdr1(addr, &info, (void **)&lm, RTLD_DL_LINKMAP) && lm) {
-        w->path = lm->l_name && lm->l_name[0] ? lm->l_name : lt_hdr()->exe;
+        w->path = lm->l_name && lm->l_name[0] ? lm->l_name : ltp_hdr()->exe;
         w->base = lm->l_addr;
     }
 }
@@ -97,12 +97,12 @@ static void where_is(const void *addr, struct where *w)
 /* The caller's frames, outside this library, innermost first. */
 static void caller_frames(struct frames *f)
 {
-    void *buf[LT_MAX_FRAMES + 8];
-    int n = backtrace(buf, LT_MAX_FRAMES + 8), i = 0;
+    void *buf[LTP_MAX_FRAMES + 8];
+    int n = backtrace(buf, LTP_MAX_FRAMES + 8), i = 0;
     while (i < n && (uintptr_t)buf[i] >= self_lo && (uintptr_t)buf[i] < self_hi)
         i++;
     f->n = 0;
-    for (; i < n && f->n < LT_MAX_FRAMES; i++)
+    for (; i < n && f->n < LTP_MAX_FRAMES; i++)
         f->pc[f->n++] = buf[i];
 }
 
@@ -117,15 +117,15 @@ static uint64_t module_number(const struct where *w)
 {
     if (!w->path)
         return 0;
-    struct lt_raw_header *h = lt_hdr();
+    struct ltp_raw_header *h = ltp_hdr();
     for (uint64_t i = 0; i < h->nmodules; i++) {
-        struct lt_raw_module *m = lt_module(i);
+        struct ltp_raw_module *m = ltp_module(i);
         if (m->base == w->base && strncmp(m->path, w->path, sizeof m->path - 1) == 0)
             return i + 1;
     }
-    if (h->nmodules >= LT_MAX_MODULES)
+    if (h->nmodules >= LTP_MAX_MODULES)
         return 0;
-    struct lt_raw_module *m = lt_module(h->nmodules);
+    struct ltp_raw_module *m = ltp_module(h->nmodules);
     m->base = w->base;
     strncpy(m->path, w->path, sizeof m->path - 1);
     __atomic_store_n(&h->nmodules, h->nmodules + 1, __ATOMIC_RELEASE);
@@ -138,7 +138,7 @@ static uint32_t lookup(uint64_t hash)
         uint32_t s = __atomic_load_n(&index_[(hash + i) & INDEX_MASK], __ATOMIC_ACQUIRE);
         if (s == 0)
             return 0;
-        if (lt_site(s)->hash == hash)
+        if (ltp_site(s)->hash == hash)
             return s;
     }
     return 0;
@@ -158,17 +158,17 @@ static uint32_t intern(uint64_t hash, const struct origin *o)
     uint32_t s = lookup(hash);
     if (s)
         return s;
-    lt_spin_lock(&site_lock);
+    ltp_spin_lock(&site_lock);
     s = lookup(hash);
     if (!s) {
-        struct lt_raw_header *h = lt_hdr();
-        if (h->nsites >= LT_MAX_SITES) {
+        struct ltp_raw_header *h = ltp_hdr();
+        if (h->nsites >= LTP_MAX_SITES) {
             h->sites_overflow++;
-            lt_spin_unlock(&site_lock);
+            ltp_spin_unlock(&site_lock);
             return 0;
         }
         s = (uint32_t)h->nsites;
-        struct lt_raw_site *e = lt_site(s);
+        struct ltp_raw_site *e = ltp_site(s);
         e->hash = hash;
         e->kind = (uint64_t)o->kind;
         e->origin = (uint64_t)o->origin;
@@ -192,7 +192,7 @@ static uint32_t intern(uint64_t hash, const struct origin *o)
             }
         }
     }
-    lt_spin_unlock(&site_lock);
+    ltp_spin_unlock(&site_lock);
     return s;
 }
 
@@ -203,38 +203,38 @@ static uint64_t frames_hash(uint64_t h, const struct frames *f)
     return h;
 }
 
-uint32_t lt_site_init(int kind, uint32_t attr, const void *lock)
+uint32_t ltp_site_init(int kind, uint32_t attr, const void *lock)
 {
-    if (!lt_base)
+    if (!ltp_base)
         return 0;
-    int saved = lt_busy_enter();
+    int saved = ltp_busy_enter();
     struct frames f;
     caller_frames(&f);
-    uint64_t hash = frames_hash(mix(LT_ORIGIN_INIT, (uint64_t)kind), &f);
+    uint64_t hash = frames_hash(mix(LTP_ORIGIN_INIT, (uint64_t)kind), &f);
     uint32_t s = lookup(hash);
     if (!s) {
-        struct origin o = {.kind = kind, .origin = LT_ORIGIN_INIT, .attr = attr, .frames = &f};
+        struct origin o = {.kind = kind, .origin = LTP_ORIGIN_INIT, .attr = attr, .frames = &f};
         frames_where(&f);
         where_is(lock, &o.addr_mod);
         o.addr_vaddr = o.addr_mod.path ? (uintptr_t)lock - o.addr_mod.base : 0;
         s = intern(hash, &o);
     }
     if (s && attr)
-        __atomic_fetch_or(&lt_site(s)->attr, (uint64_t)attr, __ATOMIC_RELAXED);
-    lt_busy_exit(saved);
+        __atomic_fetch_or(&ltp_site(s)->attr, (uint64_t)attr, __ATOMIC_RELAXED);
+    ltp_busy_exit(saved);
     return s;
 }
 
-static const struct lt_symtab *symtab_of(uint64_t module)
+static const struct ltp_symtab *symtab_of(uint64_t module)
 {
-    if (module == 0 || module > LT_MAX_MODULES)
+    if (module == 0 || module > LTP_MAX_MODULES)
         return NULL;
-    struct lt_symtab **slot = &symtabs[module - 1];
-    struct lt_symtab *t = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    struct ltp_symtab **slot = &symtabs[module - 1];
+    struct ltp_symtab *t = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
     if (t)
         return t;
-    t = lt_symtab_load(lt_module(module - 1)->path);
-    struct lt_symtab *expected = NULL;
+    t = ltp_symtab_load(ltp_module(module - 1)->path);
+    struct ltp_symtab *expected = NULL;
     /* acq_rel: publish our table, or see the one another thread published first */
     if (t &&
         !__atomic_compare_exchange_n(slot, &expected, t, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
@@ -242,44 +242,44 @@ static const struct lt_symtab *symtab_of(uint64_t module)
     return t;
 }
 
-uint32_t lt_site_first_use(int kind, const void *lock)
+uint32_t ltp_site_first_use(int kind, const void *lock)
 {
-    if (!lt_base)
+    if (!ltp_base)
         return 0;
-    int saved = lt_busy_enter();
+    int saved = ltp_busy_enter();
     struct origin o = {.kind = kind};
     struct frames f;
     uint64_t hash;
     where_is(lock, &o.addr_mod);
     if (o.addr_mod.path) {
         /* In a module's static storage: the site is the variable that holds it. */
-        o.origin = LT_ORIGIN_STATIC;
+        o.origin = LTP_ORIGIN_STATIC;
         o.addr_vaddr = (uintptr_t)lock - o.addr_mod.base;
-        lt_spin_lock(&site_lock);
+        ltp_spin_lock(&site_lock);
         uint64_t module = module_number(&o.addr_mod);
-        lt_spin_unlock(&site_lock);
-        o.sym_vaddr = lt_symtab_find(symtab_of(module), o.addr_vaddr);
-        hash = mix(mix(mix(LT_ORIGIN_STATIC, (uint64_t)kind), o.addr_mod.base),
+        ltp_spin_unlock(&site_lock);
+        o.sym_vaddr = ltp_symtab_find(symtab_of(module), o.addr_vaddr);
+        hash = mix(mix(mix(LTP_ORIGIN_STATIC, (uint64_t)kind), o.addr_mod.base),
                    o.sym_vaddr ? o.sym_vaddr : o.addr_vaddr);
     } else {
         /* On the heap or a stack, never initialised: sited by its first use. */
-        o.origin = LT_ORIGIN_FIRST;
+        o.origin = LTP_ORIGIN_FIRST;
         caller_frames(&f);
         o.frames = &f;
-        hash = frames_hash(mix(LT_ORIGIN_FIRST, (uint64_t)kind), &f);
+        hash = frames_hash(mix(LTP_ORIGIN_FIRST, (uint64_t)kind), &f);
         if (!lookup(hash))
             frames_where(&f);
     }
     uint32_t s = intern(hash, &o);
-    lt_busy_exit(saved);
+    ltp_busy_exit(saved);
     return s;
 }
 
-void lt_site_born(uint32_t site)
+void ltp_site_born(uint32_t site)
 {
-    if (!lt_base)
+    if (!ltp_base)
         return;
-    struct lt_raw_site *s = lt_site(site);
+    struct ltp_raw_site *s = ltp_site(site);
     int64_t live = __atomic_add_fetch(&s->live, 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&s->created, 1, __ATOMIC_RELAXED);
     int64_t max = __atomic_load_n(&s->max_live, __ATOMIC_RELAXED);
@@ -288,43 +288,43 @@ void lt_site_born(uint32_t site)
         ;
 }
 
-void lt_site_died(uint32_t site)
+void ltp_site_died(uint32_t site)
 {
-    if (!lt_base)
+    if (!ltp_base)
         return;
-    struct lt_raw_site *s = lt_site(site);
+    struct ltp_raw_site *s = ltp_site(site);
     __atomic_sub_fetch(&s->live, 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&s->destroyed, 1, __ATOMIC_RELAXED);
 }
 
 /* For fork(): 1 tries to take the site lock (returns whether it did), 0 releases it, -1
  * resets it in the child. */
-int lt_site_lock_for_fork(int how)
+int ltp_site_lock_for_fork(int how)
 {
     if (how > 0)
-        return lt_spin_trylock(&site_lock, 1000);
+        return ltp_spin_trylock(&site_lock, 1000);
     if (how == 0)
-        lt_spin_unlock(&site_lock);
+        ltp_spin_unlock(&site_lock);
     else
         __atomic_store_n(&site_lock, 0, __ATOMIC_RELAXED);
     return 0;
 }
 
-uint64_t lt_site_module_of(const void *addr, uint64_t *vaddr)
+uint64_t ltp_site_module_of(const void *addr, uint64_t *vaddr)
 {
     struct where w;
     uint64_t module = 0;
     *vaddr = (uintptr_t)addr;
-    if (!lt_base)
+    if (!ltp_base)
         return 0;
-    int saved = lt_busy_enter();
+    int saved = ltp_busy_enter();
     where_is(addr, &w);
     if (w.path) {
         *vaddr = (uintptr_t)addr - w.base;
-        lt_spin_lock(&site_lock);
+        ltp_spin_lock(&site_lock);
         module = module_number(&w);
-        lt_spin_unlock(&site_lock);
+        ltp_spin_unlock(&site_lock);
     }
-    lt_busy_exit(saved);
+    ltp_busy_exit(saved);
     return module;
 }

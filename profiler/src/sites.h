@@ -9,26 +9,26 @@
  * These functions are slow paths: they run once per lock instance (init) or once per raw
  * site, never per lock operation.
  */
-#ifndef LT_SITES_H
-#define LT_SITES_H
+#ifndef LTP_SITES_H
+#define LTP_SITES_H
 
 #include <stdint.h>
 
 /* Must be called once, before any other function here, by the initialising thread. */
-void lt_sites_setup(void);
+void ltp_sites_setup(void);
 
 /* Site of a lock being initialised by the caller of the interposed init function. */
-uint32_t lt_site_init(int kind, uint32_t attr, const void *lock);
+uint32_t ltp_site_init(int kind, uint32_t attr, const void *lock);
 
 /* Site of a lock seen for the first time without an init. */
-uint32_t lt_site_first_use(int kind, const void *lock);
+uint32_t ltp_site_first_use(int kind, const void *lock);
 
 /* An instance of `site` was born / died (live, max_live, created, destroyed). */
-void lt_site_born(uint32_t site);
-void lt_site_died(uint32_t site);
+void ltp_site_born(uint32_t site);
+void ltp_site_died(uint32_t site);
 
 /* Module number + 1 of code address `addr` (0: unknown), and its vaddr there (a callsite's
  * return address: once per caller, site and thread). */
-uint64_t lt_site_module_of(const void *addr, uint64_t *vaddr);
+uint64_t ltp_site_module_of(const void *addr, uint64_t *vaddr);
 
 #endif

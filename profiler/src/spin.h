@@ -8,19 +8,19 @@
  * Waiters spin on a plain load (test-and-test-and-set), then yield: on an oversubscribed
  * machine the holder may be preempted, and spinning would only delay it.
  */
-#ifndef LT_SPIN_H
-#define LT_SPIN_H
+#ifndef LTP_SPIN_H
+#define LTP_SPIN_H
 
 #include <sched.h>
 
-static inline void lt_cpu_relax(void)
+static inline void ltp_cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #endif
 }
 
-static inline void lt_spin_lock(int *l)
+static inline void ltp_spin_lock(int *l)
 {
     for (;;) {
         /* acquire: the holder's writes to what the lock protects are visible to us */
@@ -28,7 +28,7 @@ static inline void lt_spin_lock(int *l)
             return;
         for (int i = 0; __atomic_load_n(l, __ATOMIC_RELAXED); i++) {
             if (i < 100)
-                lt_cpu_relax();
+                ltp_cpu_relax();
             else
                 sched_yield();
         }
@@ -37,7 +37,7 @@ static inline void lt_spin_lock(int *l)
 
 /* Try for a while (about `rounds` yields); 1 when acquired.  For paths that may run in a
  * thread that already holds the lock (exit() called from a signal handler). */
-static inline int lt_spin_trylock(int *l, int rounds)
+static inline int ltp_spin_trylock(int *l, int rounds)
 {
     for (int i = 0; i < rounds; i++) {
         if (!__atomic_load_n(l, __ATOMIC_RELAXED) && !__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
@@ -47,7 +47,7 @@ static inline int lt_spin_trylock(int *l, int rounds)
     return 0;
 }
 
-static inline void lt_spin_unlock(int *l)
+static inline void ltp_spin_unlock(int *l)
 {
     __atomic_store_n(l, 0, __ATOMIC_RELEASE); /* release: publish the protected writes */
 }

@@ -19,7 +19,7 @@ struct range {
     uint64_t start, size;
 };
 
-struct lt_symtab {
+struct ltp_symtab {
     size_t n;
     struct range r[];
 };
@@ -46,7 +46,7 @@ static size_t collect(const unsigned char *img, size_t len, const Elf64_Shdr *sh
     return n;
 }
 
-struct lt_symtab *lt_symtab_load(const char *path)
+struct ltp_symtab *ltp_symtab_load(const char *path)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -59,7 +59,7 @@ struct lt_symtab *lt_symtab_load(const char *path)
     if (img == MAP_FAILED)
         return NULL;
     size_t len = (size_t)st.st_size;
-    struct lt_symtab *t = NULL;
+    struct ltp_symtab *t = NULL;
     const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img;
     if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
         eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_shoff > len ||
@@ -88,7 +88,7 @@ out:
     return t;
 }
 
-uint64_t lt_symtab_find(const struct lt_symtab *t, uint64_t vaddr)
+uint64_t ltp_symtab_find(const struct ltp_symtab *t, uint64_t vaddr)
 {
     if (!t)
         return 0;

@@ -5,18 +5,18 @@
  * locks then share one site, as DESIGN.md asks.  Names and file:line are resolved later,
  * in Python, from the debug information; only the symbol's start address is kept here.
  */
-#ifndef LT_SYMTAB_H
-#define LT_SYMTAB_H
+#ifndef LTP_SYMTAB_H
+#define LTP_SYMTAB_H
 
 #include <stdint.h>
 
-struct lt_symtab;
+struct ltp_symtab;
 
 /* Load the STT_OBJECT symbols of the ELF file at `path` (NULL if it has none or cannot be
  * read).  Allocates with mmap, never with a lock. */
-struct lt_symtab *lt_symtab_load(const char *path);
+struct ltp_symtab *ltp_symtab_load(const char *path);
 
 /* Start of the symbol whose [start, start + size) holds `vaddr`, or 0. */
-uint64_t lt_symtab_find(const struct lt_symtab *t, uint64_t vaddr);
+uint64_t ltp_symtab_find(const struct ltp_symtab *t, uint64_t vaddr);
 
 #endif

@@ -1,7 +1,7 @@
 /*
  * thread.c - thread records: allocation, recycling, slot chunks (see thread.h, layout.h).
  *
- * Records and chunks live in the raw file's arena and are handed out under lt_alloc_lock,
+ * Records and chunks live in the raw file's arena and are handed out under ltp_alloc_lock,
  * which also guards the free list and the header's thread counters.  A thread takes a
  * record when it starts (or at its first lock call) and gives it back from its TSD
  * destructor; the next thread to start adopts it and adds to its counters.
@@ -21,22 +21,22 @@
 #include "sites.h"
 #include "spin.h"
 
-__thread struct lt_tls lt_tls __attribute__((tls_model("initial-exec")));
-int lt_alloc_lock;
-uint32_t lt_sample_period = 1;
+__thread struct ltp_tls ltp_tls __attribute__((tls_model("initial-exec")));
+int ltp_alloc_lock;
+uint32_t ltp_sample_period = 1;
 
-static struct lt_raw_record *record_acquire(void)
+static struct ltp_raw_record *record_acquire(void)
 {
-    struct lt_raw_header *h = lt_hdr();
-    struct lt_raw_record *r = NULL;
+    struct ltp_raw_header *h = ltp_hdr();
+    struct ltp_raw_record *r = NULL;
     uint64_t off;
-    lt_spin_lock(&lt_alloc_lock);
+    ltp_spin_lock(&ltp_alloc_lock);
     if (h->free_records) {
-        r = lt_at(h->free_records);
+        r = ltp_at(h->free_records);
         h->free_records = r->free_next;
         r->free_next = 0;
-    } else if ((off = lt_region_alloc(sizeof(struct lt_raw_record))) != 0) {
-        r = lt_at(off);
+    } else if ((off = ltp_region_alloc(sizeof(struct ltp_raw_record))) != 0) {
+        r = ltp_at(off);
         r->next = h->records;
         h->records = off;
     }
@@ -48,73 +48,73 @@ static struct lt_raw_record *record_acquire(void)
     } else {
         h->threads_untracked++;
     }
-    lt_spin_unlock(&lt_alloc_lock);
+    ltp_spin_unlock(&ltp_alloc_lock);
     return r;
 }
 
-static void record_release(struct lt_raw_record *r)
+static void record_release(struct ltp_raw_record *r)
 {
-    struct lt_raw_header *h = lt_hdr();
-    lt_spin_lock(&lt_alloc_lock);
+    struct ltp_raw_header *h = ltp_hdr();
+    ltp_spin_lock(&ltp_alloc_lock);
     r->serial = 0;
     r->tid = 0;
     r->free_next = h->free_records;
-    h->free_records = (uint64_t)((char *)r - lt_base);
+    h->free_records = (uint64_t)((char *)r - ltp_base);
     h->threads_live--;
-    lt_spin_unlock(&lt_alloc_lock);
+    ltp_spin_unlock(&ltp_alloc_lock);
 }
 
-int lt_thread_register(struct lt_tls *t)
+int ltp_thread_register(struct ltp_tls *t)
 {
-    int saved = lt_busy_enter();
-    struct lt_raw_record *r = record_acquire();
+    int saved = ltp_busy_enter();
+    struct ltp_raw_record *r = record_acquire();
     if (!r) {
-        lt_busy_exit(saved);
-        t->mode = LT_MODE_OFF;
+        ltp_busy_exit(saved);
+        t->mode = LTP_MODE_OFF;
         return -1;
     }
     t->rec = r;
-    for (int i = 0; i < LT_CHUNKS; i++) /* an adopted record keeps its chunks */
-        t->chunk[i] = r->chunk[i] ? lt_at((uint64_t)r->chunk[i] * 64) : NULL;
+    for (int i = 0; i < LTP_CHUNKS; i++) /* an adopted record keeps its chunks */
+        t->chunk[i] = r->chunk[i] ? ltp_at((uint64_t)r->chunk[i] * 64) : NULL;
     t->serial = r->serial;
     t->depth = 0;
-    t->countdown = lt_sample_period;
+    t->countdown = ltp_sample_period;
     t->rng = 0;
     r->tid = (uint64_t)syscall(SYS_gettid);
-    r->start_ticks = r->last_ticks = lt_now();
+    r->start_ticks = r->last_ticks = ltp_now();
     t->pmu.fd = -1;
-    if (lt_pmu_counting) {
+    if (ltp_pmu_counting) {
         char why[256];
-        if (lt_pmu_thread_open(&lt_pmu_event, &t->pmu, why, sizeof why) != 0)
-            __atomic_fetch_add(&lt_hdr()->pmu_thread_failures, 1, __ATOMIC_RELAXED);
+        if (ltp_pmu_thread_open(&ltp_pmu_event, &t->pmu, why, sizeof why) != 0)
+            __atomic_fetch_add(&ltp_hdr()->pmu_thread_failures, 1, __ATOMIC_RELAXED);
     }
-    lt_thread_key_set(t);
-    lt_busy_exit(saved);
-    t->mode = LT_MODE_ACTIVE;
+    ltp_thread_key_set(t);
+    ltp_busy_exit(saved);
+    t->mode = LTP_MODE_ACTIVE;
     return 0;
 }
 
-struct lt_tls *lt_thread_slow(struct lt_tls *t)
+struct ltp_tls *ltp_thread_slow(struct ltp_tls *t)
 {
-    if (t->mode != LT_MODE_NEW)
+    if (t->mode != LTP_MODE_NEW)
         return NULL; /* BUSY, OFF or DEAD: pass through */
-    if (!lt_global_init() || !lt_recording) {
+    if (!ltp_global_init() || !ltp_recording) {
         /* Not recording in this process (yet: the initialising thread itself). */
-        if (lt_global_done())
-            t->mode = LT_MODE_OFF;
+        if (ltp_global_done())
+            t->mode = LTP_MODE_OFF;
         return NULL;
     }
-    return lt_thread_register(t) == 0 ? t : NULL;
+    return ltp_thread_register(t) == 0 ? t : NULL;
 }
 
-static void close_outer(struct lt_tls *t, uint64_t now)
+static void close_outer(struct ltp_tls *t, uint64_t now)
 {
     if (t->depth > 0)
-        t->rec->cs_outer += lt_elapsed(t->outer_start, now, &t->rec->clock_noise);
+        t->rec->cs_outer += ltp_elapsed(t->outer_start, now, &t->rec->clock_noise);
     t->depth = 0;
 }
 
-void lt_sched_read(struct lt_raw_record *r, uint64_t tid)
+void ltp_sched_read(struct ltp_raw_record *r, uint64_t tid)
 {
     char path[64], buf[128];
     if (tid)
@@ -138,64 +138,64 @@ void lt_sched_read(struct lt_raw_record *r, uint64_t tid)
     r->sched_reads++;
 }
 
-void lt_thread_retire(struct lt_tls *t)
+void ltp_thread_retire(struct ltp_tls *t)
 {
-    if (t->mode != LT_MODE_ACTIVE)
+    if (t->mode != LTP_MODE_ACTIVE)
         return;
-    t->mode = LT_MODE_BUSY;
-    uint64_t now = lt_now();
-    struct lt_raw_record *r = t->rec;
+    t->mode = LTP_MODE_BUSY;
+    uint64_t now = ltp_now();
+    struct ltp_raw_record *r = t->rec;
     close_outer(t, now);
-    r->time += lt_elapsed(r->start_ticks, now, &r->clock_noise);
+    r->time += ltp_elapsed(r->start_ticks, now, &r->clock_noise);
     r->start_ticks = 0;
     r->last_ticks = now;
-    lt_sched_read(r, 0);
-    lt_pmu_thread_close(&t->pmu);
+    ltp_sched_read(r, 0);
+    ltp_pmu_thread_close(&t->pmu);
     record_release(r);
     t->rec = NULL;
-    t->mode = LT_MODE_DEAD;
+    t->mode = LTP_MODE_DEAD;
 }
 
-void lt_thread_forget(struct lt_tls *t)
+void ltp_thread_forget(struct ltp_tls *t)
 {
     /* After fork(), in the child: the record belongs to the parent's file.  Start over. */
-    lt_pmu_thread_close(&t->pmu);
+    ltp_pmu_thread_close(&t->pmu);
     memset(t, 0, sizeof *t);
     t->pmu.fd = -1;
 }
 
-struct lt_raw_slot *lt_slot_slow(struct lt_tls *t, uint32_t site)
+struct ltp_raw_slot *ltp_slot_slow(struct ltp_tls *t, uint32_t site)
 {
-    uint32_t i = site / LT_SLOTS_PER_CHUNK;
+    uint32_t i = site / LTP_SLOTS_PER_CHUNK;
     if (!t->chunk[i]) {
-        int saved = lt_busy_enter();
-        lt_spin_lock(&lt_alloc_lock);
-        uint64_t off = lt_region_alloc(LT_SLOTS_PER_CHUNK * sizeof(struct lt_raw_slot));
-        lt_spin_unlock(&lt_alloc_lock);
-        lt_busy_exit(saved);
+        int saved = ltp_busy_enter();
+        ltp_spin_lock(&ltp_alloc_lock);
+        uint64_t off = ltp_region_alloc(LTP_SLOTS_PER_CHUNK * sizeof(struct ltp_raw_slot));
+        ltp_spin_unlock(&ltp_alloc_lock);
+        ltp_busy_exit(saved);
         if (!off)
             return NULL;
         t->rec->chunk[i] = (uint32_t)(off / 64);
-        t->chunk[i] = lt_at(off);
+        t->chunk[i] = ltp_at(off);
     }
-    return lt_slot(t, site);
+    return ltp_slot(t, site);
 }
 
-/* track.h lt_callsite: caller `ra` is not the last one seen in slot s. */
-struct lt_raw_callsite *lt_callsite_slow(struct lt_raw_slot *s, uint64_t ra)
+/* track.h ltp_callsite: caller `ra` is not the last one seen in slot s. */
+struct ltp_raw_callsite *ltp_callsite_slow(struct ltp_raw_slot *s, uint64_t ra)
 {
-    for (uint64_t i = 0; i < LT_CALLSITE_OTHER; i++) {
-        struct lt_raw_callsite *c = &s->callsite[i];
+    for (uint64_t i = 0; i < LTP_CALLSITE_OTHER; i++) {
+        struct ltp_raw_callsite *c = &s->callsite[i];
         if (c->ra == ra) {
             s->callsite_hint = i;
             return c;
         }
         if (c->ra == 0) { /* a new caller: resolved once, here */
-            c->module = lt_site_module_of((const void *)(uintptr_t)ra, &c->vaddr);
+            c->module = ltp_site_module_of((const void *)(uintptr_t)ra, &c->vaddr);
             c->ra = ra;
             s->callsite_hint = i;
             return c;
         }
     }
-    return &s->callsite[LT_CALLSITE_OTHER]; /* the table is full: "other callers" */
+    return &s->callsite[LTP_CALLSITE_OTHER]; /* the table is full: "other callers" */
 }

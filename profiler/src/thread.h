@@ -13,8 +13,8 @@
  *
  * Wrappers record only in ACTIVE; every other mode calls straight through.
  */
-#ifndef LT_THREAD_H
-#define LT_THREAD_H
+#ifndef LTP_THREAD_H
+#define LTP_THREAD_H
 
 #include <stdint.h>
 
@@ -22,74 +22,74 @@
 #include "pmu.h"
 #include "region.h"
 
-#define LT_HELD_MAX 32
+#define LTP_HELD_MAX 32
 
-enum { LT_MODE_NEW = 0, LT_MODE_ACTIVE, LT_MODE_BUSY, LT_MODE_OFF, LT_MODE_DEAD };
+enum { LTP_MODE_NEW = 0, LTP_MODE_ACTIVE, LTP_MODE_BUSY, LTP_MODE_OFF, LTP_MODE_DEAD };
 
-struct lt_held {
+struct ltp_held {
     void *lock;
-    struct lt_raw_slot *slot;
-    struct lt_raw_callsite *callsite; /* the caller's entry in slot->callsite[] */
-    uint64_t t0;                      /* lock call entered */
-    uint64_t t1;                      /* lock acquired */
-    uint64_t pmc0;                    /* cache-miss counter at t0 */
-    uint8_t timed;                    /* t0, t1 are valid */
-    uint8_t contended;                /* the acquisition waited */
-    uint8_t remote;                   /* the lock came from another thread */
-    uint8_t random;                   /* timed because picked at random (a fair sample) */
+    struct ltp_raw_slot *slot;
+    struct ltp_raw_callsite *callsite; /* the caller's entry in slot->callsite[] */
+    uint64_t t0;                       /* lock call entered */
+    uint64_t t1;                       /* lock acquired */
+    uint64_t pmc0;                     /* cache-miss counter at t0 */
+    uint8_t timed;                     /* t0, t1 are valid */
+    uint8_t contended;                 /* the acquisition waited */
+    uint8_t remote;                    /* the lock came from another thread */
+    uint8_t random;                    /* timed because picked at random (a fair sample) */
 };
 
-struct lt_tls {
+struct ltp_tls {
     int mode;
-    uint32_t depth; /* locks held (entries in held[] up to LT_HELD_MAX) */
-    struct lt_raw_record *rec;
-    struct lt_raw_slot *chunk[LT_CHUNKS]; /* rec->chunk as pointers: one load to a slot */
+    uint32_t depth; /* locks held (entries in held[] up to LTP_HELD_MAX) */
+    struct ltp_raw_record *rec;
+    struct ltp_raw_slot *chunk[LTP_CHUNKS]; /* rec->chunk as pointers: one load to a slot */
     uint64_t serial;
     uint64_t outer_start; /* when depth went 0 -> 1, if that section is timed */
     int outer_timed;      /* the outermost held section is timed... */
     int outer_random;     /* ...because it was picked at random */
     uint32_t countdown;   /* uncontended acquisitions until the next timed one */
     uint32_t rng;         /* xorshift32 state for the countdown */
-    struct lt_pmu_thread pmu;
-    struct lt_held held[LT_HELD_MAX];
+    struct ltp_pmu_thread pmu;
+    struct ltp_held held[LTP_HELD_MAX];
 };
 
-extern __thread struct lt_tls lt_tls __attribute__((tls_model("initial-exec")));
+extern __thread struct ltp_tls ltp_tls __attribute__((tls_model("initial-exec")));
 
-extern int lt_alloc_lock;         /* arena, thread records, slot chunks */
-extern uint32_t lt_sample_period; /* 1: time every section (LOCKTUNE_PROF_SAMPLE) */
+extern int ltp_alloc_lock;         /* arena, thread records, slot chunks */
+extern uint32_t ltp_sample_period; /* 1: time every section (LOCKTUNE_PROF_SAMPLE) */
 
 /* Make the calling thread ACTIVE if it can be; returns it, or NULL to pass through.
  * Also the entry point of the process-wide initialisation (prof.c). */
-struct lt_tls *lt_thread_slow(struct lt_tls *t);
+struct ltp_tls *ltp_thread_slow(struct ltp_tls *t);
 
-static inline struct lt_tls *lt_enter(void)
+static inline struct ltp_tls *ltp_enter(void)
 {
-    struct lt_tls *t = &lt_tls;
-    if (__builtin_expect(t->mode == LT_MODE_ACTIVE, 1))
+    struct ltp_tls *t = &ltp_tls;
+    if (__builtin_expect(t->mode == LTP_MODE_ACTIVE, 1))
         return t;
-    return lt_thread_slow(t);
+    return ltp_thread_slow(t);
 }
 
 /* A thread record for the calling thread (thread start); 0 on success. */
-int lt_thread_register(struct lt_tls *t);
+int ltp_thread_register(struct ltp_tls *t);
 
 /* The thread is exiting (TSD destructor) or the process forked (child). */
-void lt_thread_retire(struct lt_tls *t);
+void ltp_thread_retire(struct ltp_tls *t);
 
 /* Add thread `tid`'s schedstat (0: the calling thread) to record r. */
-void lt_sched_read(struct lt_raw_record *r, uint64_t tid);
-void lt_thread_forget(struct lt_tls *t);
+void ltp_sched_read(struct ltp_raw_record *r, uint64_t tid);
+void ltp_thread_forget(struct ltp_tls *t);
 
 /* Slot of `site` in the thread's record (allocating its chunk on first touch). */
-struct lt_raw_slot *lt_slot_slow(struct lt_tls *t, uint32_t site);
+struct ltp_raw_slot *ltp_slot_slow(struct ltp_tls *t, uint32_t site);
 
-static inline struct lt_raw_slot *lt_slot(struct lt_tls *t, uint32_t site)
+static inline struct ltp_raw_slot *ltp_slot(struct ltp_tls *t, uint32_t site)
 {
-    struct lt_raw_slot *c = t->chunk[site / LT_SLOTS_PER_CHUNK];
+    struct ltp_raw_slot *c = t->chunk[site / LTP_SLOTS_PER_CHUNK];
     if (__builtin_expect(c == NULL, 0))
-        return lt_slot_slow(t, site);
-    struct lt_raw_slot *s = c + site % LT_SLOTS_PER_CHUNK;
+        return ltp_slot_slow(t, site);
+    struct ltp_raw_slot *s = c + site % LTP_SLOTS_PER_CHUNK;
     if (__builtin_expect(s->thread_gen != t->serial, 0)) {
         s->thread_gen = t->serial; /* this occupant's first touch of the site */
         s->threads++;
@@ -97,20 +97,20 @@ static inline struct lt_raw_slot *lt_slot(struct lt_tls *t, uint32_t site)
     return s;
 }
 
-/* The entry of caller `ra` in slot s, the hint missed (track.h lt_callsite). */
-struct lt_raw_callsite *lt_callsite_slow(struct lt_raw_slot *s, uint64_t ra);
+/* The entry of caller `ra` in slot s, the hint missed (track.h ltp_callsite). */
+struct ltp_raw_callsite *ltp_callsite_slow(struct ltp_raw_slot *s, uint64_t ra);
 
 /* Enter / leave the profiler's own slow paths (nestable). */
-static inline int lt_busy_enter(void)
+static inline int ltp_busy_enter(void)
 {
-    int saved = lt_tls.mode;
-    lt_tls.mode = LT_MODE_BUSY;
+    int saved = ltp_tls.mode;
+    ltp_tls.mode = LTP_MODE_BUSY;
     return saved;
 }
 
-static inline void lt_busy_exit(int saved)
+static inline void ltp_busy_exit(int saved)
 {
-    lt_tls.mode = saved;
+    ltp_tls.mode = saved;
 }
 
 #endif

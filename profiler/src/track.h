@@ -9,11 +9,11 @@
  * (t3):   wait = t1 - t0   hold = t2 - t1   cs = t3 - t0.
  * An uncontended acquisition takes t1 = t0; a release that cannot wake anyone (no waiter
  * flagged in the lock word) takes t3 = t2 -- unless the call was preempted or interrupted
- * (lt_took: a third and fourth reading, checked against LT_LONG_TICKS).  An untimed pair
+ * (ltp_took: a third and fourth reading, checked against LTP_LONG_TICKS).  An untimed pair
  * (layout.h, "Timing") reads the clock not at all.
  */
-#ifndef LT_TRACK_H
-#define LT_TRACK_H
+#ifndef LTP_TRACK_H
+#define LTP_TRACK_H
 
 #include <pthread.h>
 
@@ -22,66 +22,66 @@
 #include "prof.h"
 #include "thread.h"
 
-#define LT_INLINE static inline __attribute__((always_inline))
+#define LTP_INLINE static inline __attribute__((always_inline))
 
-LT_INLINE uint64_t lt_pmc(struct lt_tls *t)
+LTP_INLINE uint64_t ltp_pmc(struct ltp_tls *t)
 {
-    return __builtin_expect(t->pmu.fd >= 0, 0) ? lt_pmu_thread_read(&t->pmu) : 0;
+    return __builtin_expect(t->pmu.fd >= 0, 0) ? ltp_pmu_thread_read(&t->pmu) : 0;
 }
 
 /* The slot of `lock`'s site, or NULL (untracked). */
-LT_INLINE struct lt_raw_slot *lt_slot_of(struct lt_tls *t, void *lock, int kind,
-                                         struct lt_lockent **entry)
+LTP_INLINE struct ltp_raw_slot *ltp_slot_of(struct ltp_tls *t, void *lock, int kind,
+                                            struct ltp_lockent **entry)
 {
-    struct lt_lockent *e = lt_locktab_get(lock, kind);
+    struct ltp_lockent *e = ltp_locktab_get(lock, kind);
     if (__builtin_expect(!e, 0))
         return NULL;
     *entry = e;
-    /* acquire (in lt_locktab_get): the site this word names is complete */
-    return lt_slot(t, LT_WORD_SITE(__atomic_load_n(&e->word, __ATOMIC_RELAXED)));
+    /* acquire (in ltp_locktab_get): the site this word names is complete */
+    return ltp_slot(t, LTP_WORD_SITE(__atomic_load_n(&e->word, __ATOMIC_RELAXED)));
 }
 
 /* The entry of caller `ra` (the wrapper's return address) in slot s: the last one seen in
  * this thread for this site is one compare away; another caller is looked up in the small
- * table (lt_callsite_slow, thread.c), and past LT_CALLSITE_OTHER distinct callers its
- * counts go to the "other callers" bucket (layout.h, struct lt_raw_callsite). */
-LT_INLINE struct lt_raw_callsite *lt_callsite(struct lt_raw_slot *s, uint64_t ra)
+ * table (ltp_callsite_slow, thread.c), and past LTP_CALLSITE_OTHER distinct callers its
+ * counts go to the "other callers" bucket (layout.h, struct ltp_raw_callsite). */
+LTP_INLINE struct ltp_raw_callsite *ltp_callsite(struct ltp_raw_slot *s, uint64_t ra)
 {
-    struct lt_raw_callsite *c = &s->callsite[s->callsite_hint];
+    struct ltp_raw_callsite *c = &s->callsite[s->callsite_hint];
     if (__builtin_expect(c->ra == ra, 1))
         return c;
-    return lt_callsite_slow(s, ra);
+    return ltp_callsite_slow(s, ra);
 }
 
-#define LT_CALLER ((uint64_t)(uintptr_t)__builtin_return_address(0))
+#define LTP_CALLER ((uint64_t)(uintptr_t)__builtin_return_address(0))
 
-/* Should this uncontended acquisition be timed?  The first LT_EXACT_FIRST of a site in a
- * thread always are (LT_TIMED_ALWAYS), and all of a site whose sections are long; then one
- * in lt_sample_period on average, at random
- * intervals (LT_TIMED_RANDOM; a fixed stride could alias with a loop that alternates
+/* Should this uncontended acquisition be timed?  The first LTP_EXACT_FIRST of a site in a
+ * thread always are (LTP_TIMED_ALWAYS), and all of a site whose sections are long; then one
+ * in ltp_sample_period on average, at random
+ * intervals (LTP_TIMED_RANDOM; a fixed stride could alias with a loop that alternates
  * locks).
  *
- * slot.long_cs is LT_CS_UNDECIDED until the first LT_EXACT_FIRST timed acquisitions are in,
- * then LT_CS_LONG or LT_CS_SHORT.  Every timed acquisition counts in slot.timed (trylocks,
+ * slot.long_cs is LTP_CS_UNDECIDED until the first LTP_EXACT_FIRST timed acquisitions are in,
+ * then LTP_CS_LONG or LTP_CS_SHORT.  Every timed acquisition counts in slot.timed (trylocks,
  * waits, condition-wait returns too), so the decision is taken at the first sampling call
- * that finds timed >= LT_EXACT_FIRST, never at an exact count that another path may step
- * over.  A site turns LT_CS_LONG, and from then on every section is timed, as soon as a
- * timed section is held, or a random one lasts, LT_OUTLIER_TICKS or longer (lt_released: a
+ * that finds timed >= LTP_EXACT_FIRST, never at an exact count that another path may step
+ * over.  A site turns LTP_CS_LONG, and from then on every section is timed, as soon as a
+ * timed section is held, or a random one lasts, LTP_OUTLIER_TICKS or longer (ltp_released: a
  * long section, or a preemption), or threads are found queued behind an untimed one, at its
  * acquisition or its release (its holder may have been preempted: pthread_mutex_unlock).
  * What is left to the estimate is short, on-CPU, uncontended sections. */
-#define LT_TIMED_ALWAYS 1
-#define LT_TIMED_RANDOM 2
-LT_INLINE int lt_sample(struct lt_tls *t, struct lt_raw_slot *s)
+#define LTP_TIMED_ALWAYS 1
+#define LTP_TIMED_RANDOM 2
+LTP_INLINE int ltp_sample(struct ltp_tls *t, struct ltp_raw_slot *s)
 {
-    if (__builtin_expect(s->long_cs != LT_CS_SHORT || lt_sample_period == 1, 0)) {
-        if (s->long_cs == LT_CS_LONG || lt_sample_period == 1 || s->timed < LT_EXACT_FIRST)
-            return LT_TIMED_ALWAYS;
-        if (s->hold >= s->timed * LT_LONG_TICKS) {
-            s->long_cs = LT_CS_LONG; /* long sections: time them all */
-            return LT_TIMED_ALWAYS;
+    if (__builtin_expect(s->long_cs != LTP_CS_SHORT || ltp_sample_period == 1, 0)) {
+        if (s->long_cs == LTP_CS_LONG || ltp_sample_period == 1 || s->timed < LTP_EXACT_FIRST)
+            return LTP_TIMED_ALWAYS;
+        if (s->hold >= s->timed * LTP_LONG_TICKS) {
+            s->long_cs = LTP_CS_LONG; /* long sections: time them all */
+            return LTP_TIMED_ALWAYS;
         }
-        s->long_cs = LT_CS_SHORT;
+        s->long_cs = LTP_CS_SHORT;
     }
     if (__builtin_expect(--t->countdown > 0, 1))
         return 0;
@@ -90,25 +90,25 @@ LT_INLINE int lt_sample(struct lt_tls *t, struct lt_raw_slot *s)
     x ^= x >> 17;
     x ^= x << 5;
     t->rng = x;
-    t->countdown = 1 + x % (2 * lt_sample_period - 1); /* uniform, mean lt_sample_period */
-    return LT_TIMED_RANDOM;
+    t->countdown = 1 + x % (2 * ltp_sample_period - 1); /* uniform, mean ltp_sample_period */
+    return LTP_TIMED_RANDOM;
 }
 
 /* The acquisition time of a call that did not wait for another thread, `t0` its entry: t0
  * itself (the call's own few instructions count in the hold, as in an untimed one), unless
- * the call took LT_LONG_TICKS or more: then the thread was preempted or interrupted inside
+ * the call took LTP_LONG_TICKS or more: then the thread was preempted or interrupted inside
  * it, and that time is wait (lock call entry to its return), not hold. */
-LT_INLINE uint64_t lt_took(uint64_t t0)
+LTP_INLINE uint64_t ltp_took(uint64_t t0)
 {
-    uint64_t t1 = lt_now();
-    return (int64_t)(t1 - t0) >= LT_LONG_TICKS ? t1 : t0;
+    uint64_t t1 = ltp_now();
+    return (int64_t)(t1 - t0) >= LTP_LONG_TICKS ? t1 : t0;
 }
 
 /* Exclusive acquisitions track the last owner: a different one means the lock, and the
  * data it protects, come from another thread's cache.  Such an owner change is counted in
  * the site's slot (slot.owner_changes, mutrace's "changed"): only on this branch, which
  * already writes the shared entry, so the same thread taking the lock again pays nothing. */
-LT_INLINE int lt_handover(struct lt_tls *t, struct lt_raw_slot *s, struct lt_lockent *e)
+LTP_INLINE int ltp_handover(struct ltp_tls *t, struct ltp_raw_slot *s, struct ltp_lockent *e)
 {
     uint32_t prev = __atomic_load_n(&e->owner, __ATOMIC_RELAXED);
     if (__builtin_expect(prev == (uint32_t)t->serial, 1))
@@ -120,15 +120,15 @@ LT_INLINE int lt_handover(struct lt_tls *t, struct lt_raw_slot *s, struct lt_loc
     return 1;
 }
 
-LT_INLINE struct lt_held *lt_push(struct lt_tls *t, void *lock, struct lt_raw_slot *s,
-                                  struct lt_raw_callsite *c)
+LTP_INLINE struct ltp_held *ltp_push(struct ltp_tls *t, void *lock, struct ltp_raw_slot *s,
+                                     struct ltp_raw_callsite *c)
 {
     uint32_t d = t->depth;
-    if (__builtin_expect(d >= LT_HELD_MAX, 0)) {
+    if (__builtin_expect(d >= LTP_HELD_MAX, 0)) {
         t->rec->held_overflow++;
         return NULL;
     }
-    struct lt_held *h = &t->held[d];
+    struct ltp_held *h = &t->held[d];
     h->lock = lock;
     h->slot = s;
     h->callsite = c;
@@ -136,14 +136,14 @@ LT_INLINE struct lt_held *lt_push(struct lt_tls *t, void *lock, struct lt_raw_sl
     return h;
 }
 
-/* A timed acquisition (s and e from lt_slot_of); `random`: picked by lt_sample() at random
+/* A timed acquisition (s and e from ltp_slot_of); `random`: picked by ltp_sample() at random
  * and did not wait. */
-LT_INLINE void lt_acquired_at(struct lt_tls *t, void *lock, struct lt_raw_slot *s,
-                              struct lt_lockent *e, int shared, uint64_t t0, uint64_t t1,
-                              int contended, uint64_t pmc0, int random, uint64_t ra)
+LTP_INLINE void ltp_acquired_at(struct ltp_tls *t, void *lock, struct ltp_raw_slot *s,
+                                struct ltp_lockent *e, int shared, uint64_t t0, uint64_t t1,
+                                int contended, uint64_t pmc0, int random, uint64_t ra)
 {
-    struct lt_raw_callsite *c = lt_callsite(s, ra);
-    uint64_t w = lt_elapsed(t0, t1, &t->rec->clock_noise); /* 0 where t1 = t0 (lt_took) */
+    struct ltp_raw_callsite *c = ltp_callsite(s, ra);
+    uint64_t w = ltp_elapsed(t0, t1, &t->rec->clock_noise); /* 0 where t1 = t0 (ltp_took) */
     s->acquisitions++;
     s->timed++;
     s->contended += (uint64_t)contended;
@@ -156,8 +156,8 @@ LT_INLINE void lt_acquired_at(struct lt_tls *t, void *lock, struct lt_raw_slot *
     if (shared)
         s->read_acquisitions++;
     else
-        remote |= lt_handover(t, s, e);
-    struct lt_held *h = lt_push(t, lock, s, c);
+        remote |= ltp_handover(t, s, e);
+    struct ltp_held *h = ltp_push(t, lock, s, c);
     if (__builtin_expect(h != NULL, 1)) {
         h->t0 = t0;
         h->t1 = t1;
@@ -175,15 +175,15 @@ LT_INLINE void lt_acquired_at(struct lt_tls *t, void *lock, struct lt_raw_slot *
 }
 
 /* An untimed (sampled-out), uncontended exclusive acquisition; t0: the lock call's entry,
- * kept for lt_late_timed. */
-LT_INLINE void lt_acquired_untimed(struct lt_tls *t, void *lock, struct lt_raw_slot *s,
-                                   struct lt_lockent *e, uint64_t t0, uint64_t ra)
+ * kept for ltp_late_timed. */
+LTP_INLINE void ltp_acquired_untimed(struct ltp_tls *t, void *lock, struct ltp_raw_slot *s,
+                                     struct ltp_lockent *e, uint64_t t0, uint64_t ra)
 {
-    struct lt_raw_callsite *c = lt_callsite(s, ra);
+    struct ltp_raw_callsite *c = ltp_callsite(s, ra);
     s->acquisitions++;
     c->acquisitions++;
-    lt_handover(t, s, e);
-    struct lt_held *h = lt_push(t, lock, s, c);
+    ltp_handover(t, s, e);
+    struct ltp_held *h = ltp_push(t, lock, s, c);
     if (__builtin_expect(h != NULL, 1)) {
         h->timed = 0;
         h->t0 = t0;
@@ -196,7 +196,7 @@ LT_INLINE void lt_acquired_untimed(struct lt_tls *t, void *lock, struct lt_raw_s
 
 /* An untimed section found fought over at its release: time it after all, from its
  * acquisition's reading (an uncontended acquisition: t1 = t0), as a measured one. */
-LT_INLINE void lt_late_timed(struct lt_tls *t, struct lt_held *h)
+LTP_INLINE void ltp_late_timed(struct ltp_tls *t, struct ltp_held *h)
 {
     h->timed = 1;
     h->t1 = h->t0;
@@ -213,19 +213,19 @@ LT_INLINE void lt_late_timed(struct lt_tls *t, struct lt_held *h)
 }
 
 /* A timed acquisition, looked up here. */
-LT_INLINE struct lt_raw_slot *lt_acquired(struct lt_tls *t, void *lock, int kind, int shared,
-                                          uint64_t t0, uint64_t t1, int contended, uint64_t pmc0,
-                                          uint64_t ra)
+LTP_INLINE struct ltp_raw_slot *ltp_acquired(struct ltp_tls *t, void *lock, int kind, int shared,
+                                             uint64_t t0, uint64_t t1, int contended, uint64_t pmc0,
+                                             uint64_t ra)
 {
-    struct lt_lockent *e;
-    struct lt_raw_slot *s = lt_slot_of(t, lock, kind, &e);
+    struct ltp_lockent *e;
+    struct ltp_raw_slot *s = ltp_slot_of(t, lock, kind, &e);
     if (__builtin_expect(s != NULL, 1))
-        lt_acquired_at(t, lock, s, e, shared, t0, t1, contended, pmc0, 0, ra);
+        ltp_acquired_at(t, lock, s, e, shared, t0, t1, contended, pmc0, 0, ra);
     return s;
 }
 
 /* The held entry of `lock` (innermost), or NULL. */
-LT_INLINE struct lt_held *lt_held_find(struct lt_tls *t, void *lock)
+LTP_INLINE struct ltp_held *ltp_held_find(struct ltp_tls *t, void *lock)
 {
     for (uint32_t i = t->depth; i-- > 0;)
         if (t->held[i].lock == lock)
@@ -234,51 +234,51 @@ LT_INLINE struct lt_held *lt_held_find(struct lt_tls *t, void *lock)
 }
 
 /* Pop `h`; at depth 0, close the outermost section. */
-LT_INLINE void lt_pop(struct lt_tls *t, struct lt_held *h, uint64_t t3)
+LTP_INLINE void ltp_pop(struct ltp_tls *t, struct ltp_held *h, uint64_t t3)
 {
-    struct lt_held *top = &t->held[t->depth - 1];
+    struct ltp_held *top = &t->held[t->depth - 1];
     if (h != top)
         *h = *top; /* rare: not the innermost lock (order is the program's business) */
     if (--t->depth == 0) {
-        struct lt_raw_record *r = t->rec;
+        struct ltp_raw_record *r = t->rec;
         r->outer_sections++;
         if (t->outer_timed) {
-            uint64_t d = lt_elapsed(t->outer_start, t3, &r->clock_noise);
+            uint64_t d = ltp_elapsed(t->outer_start, t3, &r->clock_noise);
             r->outer_timed++;
             r->cs_outer += d;
-            if (t->outer_random && d < LT_OUTLIER_TICKS) {
+            if (t->outer_random && d < LTP_OUTLIER_TICKS) {
                 r->outer_random++;
                 r->cs_outer_random += d;
             } else if (t->outer_random) {
-                h->slot->long_cs = LT_CS_LONG; /* as in lt_released */
+                h->slot->long_cs = LTP_CS_LONG; /* as in ltp_released */
             }
             r->last_ticks = t3;
         }
     }
 }
 
-LT_INLINE void lt_released(struct lt_tls *t, struct lt_held *h, uint64_t t2, uint64_t t3,
-                           uint64_t pmc3)
+LTP_INLINE void ltp_released(struct ltp_tls *t, struct ltp_held *h, uint64_t t2, uint64_t t3,
+                             uint64_t pmc3)
 {
     if (__builtin_expect(!h->timed, 0)) {
-        lt_pop(t, h, t3);
+        ltp_pop(t, h, t3);
         return;
     }
-    struct lt_raw_record *r = t->rec;
-    struct lt_raw_slot *s = h->slot;
-    struct lt_raw_callsite *c = h->callsite;
-    uint64_t hold = lt_elapsed(h->t1, t2, &r->clock_noise);
-    uint64_t cs = lt_elapsed(h->t0, t3, &r->clock_noise);
+    struct ltp_raw_record *r = t->rec;
+    struct ltp_raw_slot *s = h->slot;
+    struct ltp_raw_callsite *c = h->callsite;
+    uint64_t hold = ltp_elapsed(h->t1, t2, &r->clock_noise);
+    uint64_t cs = ltp_elapsed(h->t0, t3, &r->clock_noise);
     s->hold += hold;
     s->cs += cs;
     c->hold += hold;
     c->cs += cs;
     if (hold > s->max_hold)
         s->max_hold = hold;
-    if (__builtin_expect(hold >= LT_OUTLIER_TICKS, 0))
-        s->long_cs = LT_CS_LONG; /* a long or preempted section: time them all (lt_sample) */
+    if (__builtin_expect(hold >= LTP_OUTLIER_TICKS, 0))
+        s->long_cs = LTP_CS_LONG; /* a long or preempted section: time them all (ltp_sample) */
     if (h->random) {
-        if (__builtin_expect(cs < LT_OUTLIER_TICKS, 1)) {
+        if (__builtin_expect(cs < LTP_OUTLIER_TICKS, 1)) {
             s->timed_free++;
             s->hold_free += hold;
             s->cs_free += cs;
@@ -290,7 +290,7 @@ LT_INLINE void lt_released(struct lt_tls *t, struct lt_held *h, uint64_t t2, uin
              * measured, not as a sample (multiplied by the sampling period, one preemption
              * would swamp the estimate), and every section of the site is timed from now
              * on, so that the others are measured too (layout.h, "Timing"). */
-            s->long_cs = LT_CS_LONG;
+            s->long_cs = LTP_CS_LONG;
         }
     }
     if (h->remote) {
@@ -299,30 +299,30 @@ LT_INLINE void lt_released(struct lt_tls *t, struct lt_held *h, uint64_t t2, uin
     }
     if (pmc3)
         s->misses += pmc3 - h->pmc0;
-    lt_pop(t, h, t3);
+    ltp_pop(t, h, t3);
 }
 
-static inline void lt_unheld(struct lt_tls *t)
+static inline void ltp_unheld(struct ltp_tls *t)
 {
     t->rec->foreign_unlocks++;
 }
 
-static inline void lt_trylock_failed(struct lt_tls *t, void *lock, int kind)
+static inline void ltp_trylock_failed(struct ltp_tls *t, void *lock, int kind)
 {
-    struct lt_lockent *e;
-    struct lt_raw_slot *s = lt_slot_of(t, lock, kind, &e);
+    struct ltp_lockent *e;
+    struct ltp_raw_slot *s = ltp_slot_of(t, lock, kind, &e);
     if (s)
         s->trylock_failures++;
 }
 
-static inline void lt_timed_out(struct lt_tls *t, void *lock, int kind, uint64_t t0, uint64_t t1,
-                                uint64_t ra)
+static inline void ltp_timed_out(struct ltp_tls *t, void *lock, int kind, uint64_t t0, uint64_t t1,
+                                 uint64_t ra)
 {
-    struct lt_lockent *e;
-    struct lt_raw_slot *s = lt_slot_of(t, lock, kind, &e);
+    struct ltp_lockent *e;
+    struct ltp_raw_slot *s = ltp_slot_of(t, lock, kind, &e);
     if (s) {
-        struct lt_raw_callsite *c = lt_callsite(s, ra);
-        uint64_t w = lt_elapsed(t0, t1, &t->rec->clock_noise);
+        struct ltp_raw_callsite *c = ltp_callsite(s, ra);
+        uint64_t w = ltp_elapsed(t0, t1, &t->rec->clock_noise);
         s->timeouts++;
         s->wait += w;
         s->cs += w; /* time lost to the lock, though no section ran */
@@ -334,14 +334,14 @@ static inline void lt_timed_out(struct lt_tls *t, void *lock, int kind, uint64_t
 /* glibc's mutex word (bits/struct_mutex.h, a stable ABI): 0 when free; 2 for a normal
  * mutex with possible waiters; FUTEX_WAITERS (bit 31) for robust and priority-inheritance
  * mutexes.  With waiters flagged the release will wake someone, which is worth timing. */
-static inline int lt_mutex_word(const pthread_mutex_t *m)
+static inline int ltp_mutex_word(const pthread_mutex_t *m)
 {
     return __atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED);
 }
 
-static inline int lt_mutex_has_waiters(const pthread_mutex_t *m)
+static inline int ltp_mutex_has_waiters(const pthread_mutex_t *m)
 {
-    int w = lt_mutex_word(m);
+    int w = ltp_mutex_word(m);
     return w == 2 || w < 0;
 }
 

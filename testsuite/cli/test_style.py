@@ -147,3 +147,17 @@ def test_the_package_has_no_import_circle_and_keeps_its_layers():
         if d.startswith(stages) or d.startswith("locktune.commands")
     ]
     assert not upward, "; ".join(upward)
+
+
+def test_the_profiler_uses_its_own_prefix():
+    """docs/development.md: `lt_` is the runtime's prefix, `ltp_` the profiler's (both libraries
+    had an `lt_acquired`).  No `lt_`/`LT_` name in profiler/src."""
+    import re
+
+    name = re.compile(r"\b(?:lt|LT)_\w+")
+    offenders = []
+    for f in tracked("profiler/src/*.c", "profiler/src/*.h"):
+        for lineno, line in enumerate((ROOT / f).read_text().splitlines(), 1):
+            if m := name.search(line):
+                offenders.append(f"{f}:{lineno}: {m.group(0)}")
+    assert not offenders, "runtime prefix in the profiler: " + ", ".join(offenders[:10])

@@ -144,7 +144,7 @@ static void *work(void *arg)
 }
 
 /* 10 distinct places taking many_lock, each once per round: the first
- * LT_CALLSITES - 1 = 7 get entries of their own, the last 3 are "other callers". */
+ * LTP_CALLSITES - 1 = 7 get entries of their own, the last 3 are "other callers". */
 #define MANY(n)                                                                                    \
     __attribute__((noinline)) static void many_##n(void)                                           \
     {                                                                                              \
