@@ -65,3 +65,41 @@ def test_a_profile_recommending_an_unknown_algorithm_is_refused(run_locktune, tm
     res = run_locktune("rewrite", str(src), "--out", str(tmp_path / "o"), "--profile", str(profile))
     assert res.returncode == 1, res.stdout + res.stderr
     assert "recommends unknown algorithm 'lc'" in res.stderr
+
+
+def test_no_second_list_of_the_algorithms():
+    """Issue 15: the algorithm names were written in five places (a Python module had a stray
+    `lc` the runtime rejects).  A literal list of half of the runtime's names or more, in
+    Python or CMake, is a second list: take algorithms.names() (Python) or the runtime's
+    algorithms.def (CMake) instead.  A short selection (the five a program's tests run
+    under) is not one."""
+    import ast
+    import subprocess
+
+    known = set(def_names())
+    files = subprocess.run(
+        ["git", "ls-files", "*.py", "*CMakeLists.txt", "*.cmake"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    offenders = []
+    for f in files:
+        text = (ROOT / f).read_text()
+        if f.endswith(".py"):
+            for node in ast.walk(ast.parse(text, f)):
+                if isinstance(node, ast.List | ast.Tuple | ast.Set):
+                    words = {
+                        e.value
+                        for e in node.elts
+                        if isinstance(e, ast.Constant) and isinstance(e.value, str)
+                    }
+                    if len(words & known) * 2 >= len(known):
+                        offenders.append(f"{f}:{node.lineno}")
+        else:
+            for m in re.finditer(r"\(([^()]*)\)", text):
+                words = set(re.findall(r"[a-z][a-z0-9-]*", m.group(1)))
+                if len(words & known) * 2 >= len(known):
+                    offenders.append(f"{f}:{text[: m.start()].count(chr(10)) + 1}")
+    assert not offenders, "a second list of the algorithms: " + ", ".join(offenders)
