@@ -56,6 +56,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../algo.h"
 #include "../lll.h"
@@ -215,10 +216,21 @@ static int rcl_trylock(lt_mutex_t *m)
     return lt_acquired(m);
 }
 
+static int64_t ns_until(const struct timespec *abstime)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    return (int64_t)(abstime->tv_sec - now.tv_sec) * 1000000000 + (abstime->tv_nsec - now.tv_nsec);
+}
+
 /* A client waits its turn among the clients (the `callers` futex lock, whose sleepers the
- * kernel wakes in order) until the deadline, then asks the server for the lock as lock() does.
- * A servicing thread of the lock's server polls trylock (it must not sleep on `callers`, which
- * it never takes). */
+ * kernel wakes in order) until the deadline.  With `callers`, no lock() caller holds the lock,
+ * but a section the server runs for lt_execute may (execute takes no `callers`): the client
+ * then asks for the lock by TRYGRANT until the deadline, backing off as lt_timedlock_poll
+ * does - a GRANT would wait for the section whatever the deadline (a corpus program's 5 ms
+ * timedlock returned 0 after 50 ms, and never unlocked the lock it did not expect to hold).
+ * A servicing thread of the lock's server polls trylock (it must not sleep on `callers`,
+ * which it never takes). */
 static int rcl_timedlock(lt_mutex_t *m, const struct timespec *abstime)
 {
     struct rcl_lock *l = rcl_state(m);
@@ -232,7 +244,21 @@ static int rcl_timedlock(lt_mutex_t *m, const struct timespec *abstime)
     int r = lt_lll_timedlock(&l->callers, abstime);
     if (r != 0)
         return r;
-    rcl_call(l->srv, m, RCL_OP_GRANT, NULL, 0);
+    struct lt_spin s = LT_SPIN_INIT;
+    int64_t delay = 1000;
+    while (rcl_call(l->srv, m, RCL_OP_TRYGRANT, NULL, 0) != NULL) {
+        int64_t left = ns_until(abstime);
+        if (left <= 0) {
+            lt_lll_unlock(&l->callers);
+            return ETIMEDOUT;
+        }
+        if (!lt_spin_poll(&s, LT_WAIT_PARK))
+            continue; /* within the spin budget: ask again */
+        int64_t d = delay < left ? delay : left;
+        struct timespec ts = {(time_t)(d / 1000000000), (long)(d % 1000000000)};
+        nanosleep(&ts, NULL);
+        delay = delay * 2 > 1000000 ? 1000000 : delay * 2;
+    }
     return lt_acquired(m);
 }
 
