@@ -29,6 +29,7 @@ import sys
 import time
 from pathlib import Path
 
+from locktune.bench import compare_report
 from locktune.e2e import apps, pipeline
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -104,7 +105,18 @@ def main() -> int:
         help=f"bundled app under testsuite/apps (default: {DEFAULT_APP})",
     )
     ap.add_argument("--threads", type=int, help="worker threads (default: 4 per usable CPU)")
-    ap.add_argument("--repeats", type=int, default=5, help="rounds of the comparison (default 5)")
+    ap.add_argument(
+        "--repeats",
+        type=int,
+        help="exactly N rounds of the comparison (default: until each ratio's 95%% interval "
+        "is within +-5%%, at most --max-time)",
+    )
+    ap.add_argument(
+        "--max-time",
+        type=float,
+        default=300,
+        help="seconds of comparison rounds at most (default 300)",
+    )
     ap.add_argument("--out", type=Path, help="output folder (default: out/demo-TIMESTAMP)")
     ap.add_argument("--quick", action="store_true", help="a smaller workload, two rounds")
     args = ap.parse_args()
@@ -113,7 +125,6 @@ def main() -> int:
     threads = args.threads or 4 * cpus
     if not 1 <= threads <= 1024:
         ap.error("--threads: from 1 to 1024")
-    repeats = 2 if args.quick else args.repeats
     out = (args.out or ROOT / "out" / time.strftime("demo-%Y%m%d-%H%M%S")).resolve()
     argv = app.argv(threads, quick=args.quick)
     p = pipeline.Pipeline(out)
@@ -177,7 +188,13 @@ def main() -> int:
     say(f"{app.name} now calls liblocktune: {', '.join(calls) or 'nothing (?)'}", 6)
 
     step(7, total, "run both on the same workload, interleaved, repeated")
-    options = ["--algos", COMPARED, "--repeats", str(repeats)]
+    options = ["--algos", COMPARED]
+    if args.quick:
+        options += ["--quick"]
+    elif args.repeats:
+        options += ["--repeats", str(args.repeats)]
+    else:
+        options += ["--max-time", f"{args.max_time:g}"]
     if app.check != r"^result:":
         options += ["--check", app.check]
     shown(
@@ -189,20 +206,24 @@ def main() -> int:
 
     point = doc["points"][0]
     header = point["variants"].get(point["header"] or "", {})
-    ratio = header.get("ratio")
+    iv = header.get("interval")
     say()
-    if ratio:
+    if iv:
         best = point["best"]
         best_text = (
-            f"; best: {best['variant']} {best['ratio']:.2f}x"
+            f"; best: {best['variant']} {compare_report.ratio_text(best['interval'])}"
             if best and best["variant"] != point["header"]
             else ""
         )
+        rounds = doc["settings"]["rounds"]
         say(
             f"{app.name}, {threads} threads on {cpus} CPUs: the {point['header']} configuration "
-            f"runs at {ratio['median']:.2f}x the original's throughput (median of "
-            f"{ratio['n']} rounds, min {ratio['min']:.2f}, max {ratio['max']:.2f}){best_text}"
+            f"runs at {compare_report.ratio_text(iv)} the original's throughput"
+            f"{best_text}"
         )
+        say(f"({compare_report.rounds_line(rounds)})", 2)
+        if args.quick:
+            say("(--quick: two short rounds, a smoke test, not a measurement)", 2)
     else:
         errors = "; ".join(header.get("errors") or []) or "no run succeeded"
         say(f"{app.name}: the rewritten program could not be compared: {errors}")
@@ -211,7 +232,7 @@ def main() -> int:
         f"{shown_path(out / 'commands.sh')}"
     )
     say(f"artefacts: {shown_path(out)}")
-    return 0 if ratio else 1
+    return 0 if iv else 1
 
 
 if __name__ == "__main__":

@@ -9,13 +9,16 @@ The pieces, in the order the command uses them:
                 (LOCKTUNE_ALGO syntax, sites by id or FILE:LINE); edited headers (the
                 rewritten tree rebuilt with each)
     builds      each tree copied and built by its own build command (or used as it is)
+    lengthen    runs shorter than 1 s are batched: several back to back make one measurement
     plan        for each round: the points (thread counts) in a shuffled order; at each point
-                every variant in a shuffled order, back to back
+                every variant in a shuffled order, back to back; rounds until every ratio's
+                95% interval is within +-5% or a cap (interval.Rounds)
     measure     one run: the program's throughput (its last `throughput: N ops/s` line, a
                 pattern of the user's, or 1 / wall time), its result lines, a core-to-core
                 round trip beside it
     summarise   ratio(variant, point, round) = its throughput / the original's at that point
-                in that round; min / median / max over the rounds; the best variant per point
+                in that round; min / median / max over the rounds and the 95% interval
+                (interval.py); the best variant per point by the interval's centre
 
 The machine's cross-core latency drifts 3-10x on its own (notes/memcached-and-baselines.md),
 so nothing is compared across rounds: every ratio is taken within one round.  `measure` is a
@@ -25,6 +28,7 @@ scripts/memcached.py) reuses the plan and the summaries.
 
 from __future__ import annotations
 
+import math
 import os
 import random
 import re
@@ -37,7 +41,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from locktune.bench import lockbench
+from locktune.bench import interval, lockbench
 from locktune.bench.runner import regime, stat
 from locktune.errors import LocktuneError, UsageProblem
 from locktune.rewrite import config_header
@@ -449,8 +453,35 @@ class Measure:
     metric: str = THROUGHPUT  # a pattern with one group, or WALL
     check: str | None = DEFAULT_CHECK  # lines that must equal the original's
     timeout: float = 120.0
+    batch: dict[Point, int] = field(default_factory=dict)  # runs per measurement: lengthen()
 
     def __call__(self, variant: Variant, build: Build, point: Point) -> dict:
+        """One measurement: the point's batch of runs, back to back.  Their throughput is the
+        total work over the total time (each run's throughput weighted by its wall time);
+        with --metric wall, runs per second.  The first failure ends it."""
+        batch = self.batch.get(point, 1)
+        if batch <= 1:
+            return self.once(variant, build, point)
+        recs = []
+        for _ in range(batch):
+            rec = self.once(variant, build, point)
+            recs.append(rec)
+            if not rec["ok"]:
+                break
+        last = recs[-1]
+        if not last["ok"]:
+            last["batch"] = len(recs)
+            return last
+        wall = sum(r["wall_s"] for r in recs)
+        if self.metric == WALL:
+            rate = len(recs) / wall if wall > 0 else None
+        else:
+            rate = sum(r["throughput"] * r["wall_s"] for r in recs) / wall if wall > 0 else None
+        out = dict(recs[0])
+        out.update(throughput=rate, wall_s=wall, batch=len(recs))
+        return out
+
+    def once(self, variant: Variant, build: Build, point: Point) -> dict:
         rec: dict = {"ok": False, "error": None, "timed_out": False, "throughput": None}
         t0 = time.monotonic()
         try:
@@ -500,6 +531,42 @@ class Measure:
         return rec
 
 
+MIN_RUN_S = 1.0  # a measurement shorter than this is mostly start-up and scheduling noise
+MAX_BATCH = 50
+
+
+def lengthen(
+    pts: list[Point], build: Build, measure: Measure, min_run_s: float = MIN_RUN_S
+) -> tuple[dict[Point, int], list[str]]:
+    """How many runs back to back make one measurement last at least min_run_s at each point:
+    one run of the original there, timed.  Returns the batches and what to tell the user
+    (including where even MAX_BATCH runs stay short: the workload must be made longer by its
+    own options).  A failed run leaves its point at one run; the rounds will report it."""
+    batches: dict[Point, int] = {}
+    notes: list[str] = []
+    for p in pts:
+        rec = measure.once(Variant(ORIGINAL, "original", ORIGINAL), build, p)
+        wall = rec.get("wall_s") or 0.0
+        where = "" if p.threads is None else f" at {p.threads} threads"
+        if not rec["ok"] or wall >= min_run_s:
+            batches[p] = 1
+            continue
+        want = math.ceil(min_run_s / max(wall, 1e-6))
+        batches[p] = min(want, MAX_BATCH)
+        if want > MAX_BATCH:
+            notes.append(
+                f"one run lasts {wall * 1000:.0f} ms{where}: even {MAX_BATCH} back to back "
+                f"last {wall * MAX_BATCH:.2f} s, under {min_run_s:g} s; start-up weighs in "
+                "every ratio: give the program a longer workload"
+            )
+        else:
+            notes.append(
+                f"one run lasts {wall:.2f} s{where}, under {min_run_s:g} s: each measurement "
+                f"is {batches[p]} runs back to back"
+            )
+    return batches, notes
+
+
 def probe_round_trip(tsc_hz: float | None) -> float | None:
     """The core-to-core round trip just now (ns), or None where it cannot be measured."""
     args = ["--mode", "roundtrip", "--roundtrips", "20000"]
@@ -516,17 +583,16 @@ def probe_round_trip(tsc_hz: float | None) -> float | None:
 # ---- the plan and the runs -----------------------------------------------------------------
 
 
-def plan(pts: list[Point], vs: list[Variant], repeats: int, seed: int) -> list[tuple]:
-    """(round, point index, variant) in the order they run."""
-    rng = random.Random(seed)
+def plan_round(rng: random.Random, pts: list[Point], vs: list[Variant], r: int) -> list[tuple]:
+    """Round r's (round, point index, variant) in the order they run: the points shuffled, at
+    each point every variant shuffled, back to back."""
     order = []
-    for r in range(repeats):
-        idx = list(range(len(pts)))
-        rng.shuffle(idx)
-        for i in idx:
-            mine = list(vs)
-            rng.shuffle(mine)
-            order += [(r, i, v) for v in mine]
+    idx = list(range(len(pts)))
+    rng.shuffle(idx)
+    for i in idx:
+        mine = list(vs)
+        rng.shuffle(mine)
+        order += [(r, i, v) for v in mine]
     return order
 
 
@@ -539,39 +605,88 @@ def run_all(
     seed: int = 1,
     probe: Callable[[], float | None] | None = None,
     progress: Callable[[int, int, int, Point, Variant], None] | None = None,
+    rounds: interval.Rounds | None = None,
 ) -> list[dict]:
-    """Every run of the plan.  Failures are recorded, not raised; a variant that timed out at
-    a point is not run there again (it would only time out again), and says so."""
-    order = plan(pts, vs, repeats, seed)
+    """Every run, round after round: `repeats` rounds, or as many as `rounds` says (at least
+    rounds.least, then until every ratio's interval is narrow enough or a cap; rounds.stopped
+    says which).  Failures are recorded, not raised; a variant that timed out at a point is
+    not run there again (it would only time out again), and says so."""
+    rounds = rounds or interval.Rounds.fixed(repeats)
+    rng = random.Random(seed)
+    started = time.monotonic()
     runs: list[dict] = []
     timed_out: dict[tuple[int, str], int] = {}
-    for n, (r, i, v) in enumerate(order):
-        if progress:
-            progress(n, len(order), r, pts[i], v)
-        rec = {
-            "order": n,
-            "round": r,
-            "point": i,
-            "threads": pts[i].threads,
-            "variant": v.name,
-            "started": time.strftime("%H:%M:%S"),
-        }
-        if (i, v.name) in timed_out:
-            rec.update(
-                ok=False,
-                skipped=True,
-                timed_out=True,
-                throughput=None,
-                error=f"not run: timed out in round {timed_out[(i, v.name)] + 1}",
-            )
+    r = 0
+    while True:
+        order = plan_round(rng, pts, vs, r)
+        planned = len(runs) + len(order) * max(1, rounds.least - r)
+        for _r, i, v in order:
+            n = len(runs)
+            if progress:
+                progress(n, planned, r, pts[i], v)
+            rec = {
+                "order": n,
+                "round": r,
+                "point": i,
+                "threads": pts[i].threads,
+                "variant": v.name,
+                "started": time.strftime("%H:%M:%S"),
+            }
+            if (i, v.name) in timed_out:
+                rec.update(
+                    ok=False,
+                    skipped=True,
+                    timed_out=True,
+                    throughput=None,
+                    error=f"not run: timed out in round {timed_out[(i, v.name)] + 1}",
+                )
+                runs.append(rec)
+                continue
+            rec["rt_ns"] = probe() if probe else None
+            rec.update(measure(v, builds[v.build], pts[i]))
+            if rec.get("timed_out"):
+                timed_out[(i, v.name)] = r
             runs.append(rec)
-            continue
-        rec["rt_ns"] = probe() if probe else None
-        rec.update(measure(v, builds[v.build], pts[i]))
-        if rec.get("timed_out"):
-            timed_out[(i, v.name)] = r
-        runs.append(rec)
-    return runs
+        r += 1
+        rounds.run = r
+        if rounds.done(time.monotonic() - started, widest(pts, vs, runs)):
+            return runs
+
+
+def round_ratios(runs: list[dict], i: int, name: str) -> list[tuple[dict, dict, float]]:
+    """(run, the original's run, ratio) for each round where variant `name` and the original
+    both succeeded at point i: every ratio is taken within one round."""
+    base = {
+        r["round"]: r
+        for r in runs
+        if r["point"] == i and r["variant"] == ORIGINAL and r["ok"] and r["throughput"]
+    }
+    out = []
+    for r in runs:
+        if r["point"] == i and r["variant"] == name and r["ok"] and r["round"] in base:
+            b = base[r["round"]]
+            out.append((r, b, r["throughput"] / b["throughput"]))
+    return out
+
+
+def widest(pts: list[Point], vs: list[Variant], runs: list[dict]) -> dict | None:
+    """The compared ratio whose 95% interval is widest so far ({"variant", "point",
+    "half_width_pct"}; an infinite width while a variant that ran has fewer than two ratios).
+    None when nothing was compared (every run failed)."""
+    worst = None
+    for i, p in enumerate(pts):
+        for v in vs:
+            if v.name == ORIGINAL:
+                continue
+            ran = any(r["point"] == i and r["variant"] == v.name and r["ok"] for r in runs)
+            iv = interval.ratio_interval([x for _r, _b, x in round_ratios(runs, i, v.name)])
+            if not ran:
+                continue
+            width = math.inf if iv is None or iv["half_width_pct"] is None else iv["half_width_pct"]
+            if worst is None or width > worst["half_width_pct"]:
+                where = "as given" if p.threads is None else f"{p.threads} threads"
+                worst = {"variant": v.name, "point": where, "half_width_pct": width}
+    return worst
 
 
 def check_results(runs: list[dict]) -> list[str]:
@@ -605,7 +720,6 @@ def check_results(runs: list[dict]) -> list[str]:
 def summarise(pts: list[Point], vs: list[Variant], runs: list[dict]) -> list[dict]:
     """Per point, per variant: runs, failures, timeouts, the ratio to the original taken in
     each round (min/median/max), throughput, wall time, the round trip; the best variant."""
-    base = {(r["point"], r["round"]): r for r in runs if r["variant"] == ORIGINAL and r["ok"]}
     out = []
     for i, p in enumerate(pts):
         table = {}
@@ -613,15 +727,12 @@ def summarise(pts: list[Point], vs: list[Variant], runs: list[dict]) -> list[dic
             mine = [r for r in runs if r["point"] == i and r["variant"] == v.name]
             ok = [r for r in mine if r["ok"]]
             ratios, same = [], []
-            for r in ok:
-                b = base.get((i, r["round"]))
-                if b and b["throughput"]:
-                    ratio = r["throughput"] / b["throughput"]
-                    ratios.append(ratio)
-                    if regime(r.get("rt_ns")) is not None and regime(r.get("rt_ns")) == regime(
-                        b.get("rt_ns")
-                    ):
-                        same.append(ratio)
+            for r, b, ratio in round_ratios(runs, i, v.name):
+                ratios.append(ratio)
+                if regime(r.get("rt_ns")) is not None and regime(r.get("rt_ns")) == regime(
+                    b.get("rt_ns")
+                ):
+                    same.append(ratio)
             regimes = {"near": 0, "far": 0, "unknown": 0}
             for r in ok:
                 regimes[regime(r.get("rt_ns")) or "unknown"] += 1
@@ -633,16 +744,18 @@ def summarise(pts: list[Point], vs: list[Variant], runs: list[dict]) -> list[dic
                 "timed_out": sum(1 for r in mine if r.get("timed_out")),
                 "errors": sorted({r["error"] for r in mine if r.get("error")}),
                 "ratio": stat(ratios),
+                "interval": None if v.name == ORIGINAL else interval.ratio_interval(ratios),
                 "ratio_same_regime": stat(same),
                 "throughput": stat([r["throughput"] for r in ok]),
                 "wall_s": stat([r.get("wall_s") for r in ok]),
                 "rt_ns": stat([r.get("rt_ns") for r in ok]),
                 "regimes": regimes,
             }
+        # Ranked by the centre of the interval (the rounds' geometric mean).
         ranked = [
-            (s["ratio"]["median"], name)
+            (s["interval"]["centre"], name)
             for name, s in table.items()
-            if name != ORIGINAL and s["ratio"] and not s["failed"]
+            if name != ORIGINAL and s["interval"] and not s["failed"]
         ]
         best = max(ranked) if ranked else None
         header = next((n for n, s in table.items() if s["kind"] == "header"), None)
@@ -650,9 +763,14 @@ def summarise(pts: list[Point], vs: list[Variant], runs: list[dict]) -> list[dic
             {
                 **p.doc(),
                 "variants": table,
-                "best": {"variant": best[1], "ratio": best[0]} if best else None,
+                "best": (
+                    {"variant": best[1], "ratio": best[0], "interval": table[best[1]]["interval"]}
+                    if best
+                    else None
+                ),
                 "header": header,
-                "header_ratio": (table[header]["ratio"] or {}).get("median") if header else None,
+                "header_ratio": (table[header]["interval"] or {}).get("centre") if header else None,
+                "header_interval": table[header]["interval"] if header else None,
             }
         )
     return out

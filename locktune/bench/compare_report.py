@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 from locktune import charts
+from locktune.bench import interval
 from locktune.bench.compare import ORIGINAL
 from locktune.ui import table
 
@@ -52,7 +53,8 @@ def tables(summary: list[dict], unit: str = "ops/s") -> str:
     headers = [
         "point",
         "variant",
-        "vs original min/med/max",
+        "vs original (95%)",
+        "min/med/max",
         "same regime",
         unit,
         "wall s",
@@ -82,7 +84,8 @@ def tables(summary: list[dict], unit: str = "ops/s") -> str:
                 [
                     label,
                     shown,
-                    "1" if name == ORIGINAL and s["runs"] else _span(s["ratio"]),
+                    "1" if name == ORIGINAL and s["runs"] else _interval(s.get("interval")),
+                    "" if name == ORIGINAL else _span(s["ratio"]),
                     "" if name == ORIGINAL else _fmt(_median(s["ratio_same_regime"])),
                     _rate(_median(s["throughput"])),
                     _fmt(_median(s["wall_s"])),
@@ -92,29 +95,57 @@ def tables(summary: list[dict], unit: str = "ops/s") -> str:
                 ]
             )
             label = ""
-    return table(headers, rows, "llrrrrrrl")
+    return table(headers, rows, "llrrrrrrrl")
 
 
 def _fmt(v: float | None, spec: str = ".2f") -> str:
     return "-" if v is None else format(v, spec)
 
 
+def _interval(iv: dict | None) -> str:
+    """`1.27 (1.21-1.32)`; the centre alone with one round; `-` without a ratio."""
+    if iv is None:
+        return "-"
+    if iv["lo"] is None:
+        return f"{iv['centre']:.2f}"
+    return f"{iv['centre']:.2f} ({iv['lo']:.2f}-{iv['hi']:.2f})"
+
+
+def ratio_text(iv: dict | None) -> str:
+    """`1.31x (95% 1.25-1.37)`, and `, no different from the original` when the interval
+    holds 1."""
+    if iv is None:
+        return "no ratio"
+    if iv["lo"] is None:
+        return f"{iv['centre']:.2f}x (one round: no interval)"
+    text = f"{iv['centre']:.2f}x (95% {iv['lo']:.2f}-{iv['hi']:.2f})"
+    if interval.verdict(iv) == "no different":
+        text += ", no different from the original"
+    return text
+
+
 def verdict_lines(summary: list[dict]) -> list[str]:
-    """One line per point: the best variant and the header's own configuration."""
+    """One line per point: the best variant and the header's own configuration, each with
+    its 95% interval."""
     out = []
     for p in summary:
         parts = []
         best = p["best"]
         if best and best["variant"] == p["header"]:
-            parts.append(f"{p['header']} {best['ratio']:.2f}x (the best)")
+            parts.append(f"{p['header']} {ratio_text(best.get('interval'))} (the best)")
         else:
             if best:
-                parts.append(f"best {best['variant']} {best['ratio']:.2f}x")
-            if p["header"] and p["header_ratio"] is not None:
-                parts.append(f"{p['header']} {p['header_ratio']:.2f}x")
+                parts.append(f"best {best['variant']} {ratio_text(best.get('interval'))}")
+            if p["header"] and p.get("header_interval"):
+                parts.append(f"{p['header']} {ratio_text(p['header_interval'])}")
         if parts:
-            out.append(f"{_label(p)}: " + ", ".join(parts) + " the original's throughput")
+            out.append(f"{_label(p)}: " + "; ".join(parts) + " (throughput / the original's)")
     return out
+
+
+def rounds_line(rounds: dict) -> str:
+    """How many rounds ran and why the last was the last."""
+    return f"rounds: {rounds['run']}, stopped at {rounds['stopped']}"
 
 
 def charts_for(summary: list[dict], title: str) -> dict[str, str]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from locktune import algorithms, machine
-from locktune.bench import compare, lockbench, runner
+from locktune.bench import compare, interval, lockbench, runner
 from locktune.errors import LocktuneError, UsageProblem
 from locktune.profiler import document as profile_document
 
@@ -31,7 +31,10 @@ class Request:
     headers: list[str] = field(default_factory=list)
     profile: Path | None = None
     threads: list[int] | None = None
-    repeats: int | None = None
+    repeats: int | None = None  # exactly this many rounds; None: until the intervals are narrow
+    target_pct: float = interval.TARGET_PCT
+    max_time: float = 600.0  # the cap on the rounds, seconds
+    min_run: float | None = None  # None: compare.MIN_RUN_S (0 under --quick)
     timeout: float = 120
     metric: str = compare.THROUGHPUT
     check: str = compare.DEFAULT_CHECK
@@ -126,7 +129,19 @@ def run(req: Request, progress: Callable[[str], None], warn: Callable[[str], Non
                     "code (was it built with `locktune flags`?)"
                 )
         settings = compare.Measure(metric=metric, check=check or None, timeout=timeout)
-        n_repeats = req.repeats or (2 if quick else 5)
+        if quick:
+            rounds = interval.Rounds.fixed(2)
+        elif req.repeats:
+            rounds = interval.Rounds.fixed(req.repeats)
+        else:
+            rounds = interval.Rounds(target_pct=req.target_pct, cap_s=req.max_time)
+        min_run = req.min_run if req.min_run is not None else (0.0 if quick else compare.MIN_RUN_S)
+        if min_run > 0:
+            progress("timing one run of the original at each point")
+            settings.batch, lengthened = compare.lengthen(
+                pts, builds[compare.ORIGINAL], settings, min_run
+            )
+            notes += lengthened
         probe = None
         if not req.no_probe and (desc["usable_cpus"] or 1) >= 2:
             tsc = lockbench.machine_info()["tsc"]["hz"]
@@ -140,11 +155,13 @@ def run(req: Request, progress: Callable[[str], None], warn: Callable[[str], Non
             elapsed = time.time() - started
             eta = f", about {elapsed / n * (total - n):.0f} s left" if n else ""
             where = f"{p.threads} threads: " if p.threads is not None else ""
-            progress(f"[{n + 1}/{total}] round {r + 1}/{n_repeats} {where}{v.name}{eta}")
+            of = f"/{rounds.most}" if rounds.target_pct is None else f" (at least {rounds.least})"
+            progress(f"[{n + 1}/{total}] round {r + 1}{of} {where}{v.name}{eta}")
 
         runs = compare.run_all(
-            pts, variants, builds, settings, n_repeats, seed, probe=probe, progress=each_run
-        )
+            pts, variants, builds, settings, rounds.least, seed, probe=probe, progress=each_run,
+            rounds=rounds,
+        )  # fmt: skip
     finally:
         if tmp is not None:
             tmp.cleanup()
@@ -164,7 +181,13 @@ def run(req: Request, progress: Callable[[str], None], warn: Callable[[str], Non
             if n in used
         },
         "settings": {
-            "repeats": n_repeats,
+            "repeats": rounds.run,
+            "rounds": rounds.doc(),
+            "min_run_s": min_run,
+            "batch": {
+                ("as given" if p.threads is None else str(p.threads)): settings.batch.get(p, 1)
+                for p in pts
+            },
             "timeout_s": timeout,
             "metric": metric,
             "check": check,

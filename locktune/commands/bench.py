@@ -246,7 +246,35 @@ def locks(
     help="Thread counts: COMMAND runs at each, with {threads} replaced, e.g. -- ./app -t {threads}.",
 )
 @click.option(
-    "--repeats", metavar="N", type=click.IntRange(1, 1000), help="Rounds (default 5; --quick 2)."
+    "--repeats",
+    metavar="N",
+    type=click.IntRange(1, 1000),
+    help="Exactly N rounds (default: at least 3, then until every ratio's 95% interval is "
+    "within --target, or --max-time; --quick 2).",
+)
+@click.option(
+    "--target",
+    "target_pct",
+    metavar="PCT",
+    type=click.FloatRange(0.1, 100),
+    default=5.0,
+    show_default=True,
+    help="Rounds go on until each ratio's 95% confidence interval is within +-PCT%.",
+)
+@click.option(
+    "--max-time",
+    metavar="S",
+    type=click.FloatRange(1, 7 * 86400),
+    default=600,
+    show_default=True,
+    help="No new round after S seconds of rounds (the output says if an interval stayed wider).",
+)
+@click.option(
+    "--min-run",
+    metavar="S",
+    type=click.FloatRange(0, 3600),
+    help="A run of the original shorter than S seconds is repeated back to back to make one "
+    "measurement (default 1; 0: never; --quick 0).",
 )
 @click.option(
     "--timeout",
@@ -301,6 +329,9 @@ def compare_command(
     profile: Path | None,
     threads_text: str | None,
     repeats: int | None,
+    target_pct: float,
+    max_time: float,
+    min_run: float | None,
     timeout: float,
     metric: str,
     check: str,
@@ -316,8 +347,11 @@ def compare_command(
     ORIGINAL is the program's source tree, REWRITTEN the output of `locktune rewrite`.  Each
     is copied and built by its own build; then COMMAND (run in each build's directory) runs
     for the original and for every configuration of the rewritten build, interleaved in a
-    shuffled order and repeated.  Each configuration's throughput is divided by the
-    original's in the same round (min/median/max over rounds).  Configurations: the header
+    shuffled order, round after round until each ratio's 95% confidence interval is within
+    +-5% (--target, --max-time; or exactly --repeats rounds).  Each configuration's
+    throughput is divided by the original's in the same round; the table gives the
+    interval beside min/median/max.  A run shorter than 1 s is repeated back to back to make
+    one measurement (--min-run).  Configurations: the header
     as generated (the profile's recommendation), every lock on one algorithm, one site on
     each algorithm (--site), hand-written per-site ones (--config), edited headers
     (--header).  Lines matching --check must be the same as the original's.  Writes
@@ -349,6 +383,9 @@ def compare_command(
         profile=profile,
         threads=_int_list("--threads", threads_text, 1, 100000),
         repeats=repeats,
+        target_pct=target_pct,
+        max_time=max_time,
+        min_run=min_run,
         timeout=timeout,
         metric=metric,
         check=check,
@@ -378,6 +415,7 @@ def compare_command(
         click.echo()
         for line in compare_report.verdict_lines(summary):
             click.echo(line)
+        click.echo(compare_report.rounds_line(document["settings"]["rounds"]))
         for line in report.unavailable_lines(unavailable):
             click.echo(line)
         for line in notes:

@@ -79,7 +79,7 @@ def test_ratios_are_taken_within_a_round(run_locktune, trees, tmp_path):
     res = compare(
         run_locktune, original, rewritten,
         "--no-build", "--algos", "posix,shfl-block", "--config", "mine:default=mcs",
-        "--repeats", "3", "--no-probe", out=out,
+        "--repeats", "3", "--min-run", "0", "--no-probe", out=out,
     )  # fmt: skip
     assert res.returncode == 0, res.stderr
     doc = json.loads((out / "results.json").read_text())
@@ -90,7 +90,10 @@ def test_ratios_are_taken_within_a_round(run_locktune, trees, tmp_path):
     expected = {"posix": 1.5, "shfl-block": 0.5, "mine": 1.25, "recommended": 1.0}
     for name, ratio in expected.items():
         assert v[name]["ratio"] == {"min": ratio, "median": ratio, "max": ratio, "n": 3}, name
-    assert doc["points"][0]["best"] == {"variant": "posix", "ratio": 1.5}
+    best = doc["points"][0]["best"]
+    assert best["variant"] == "posix" and best["ratio"] == pytest.approx(1.5)
+    assert best["interval"]["half_width_pct"] == pytest.approx(0, abs=1e-9)
+    assert doc["settings"]["rounds"]["run"] == 3 and doc["settings"]["batch"] == {"as given": 1}
     # 5 variants x 3 rounds, each round a shuffled order of all five
     runs = doc["runs"]
     assert len(runs) == 15 and all(r["ok"] for r in runs)
@@ -99,7 +102,9 @@ def test_ratios_are_taken_within_a_round(run_locktune, trees, tmp_path):
     assert len({tuple(r) for r in rounds}) > 1, "the order is not shuffled between rounds"
     assert v["mine"]["what"] == "LOCKTUNE_ALGO=default=mcs"
     assert (out / "compare.svg").read_text().startswith("<svg")
-    assert "best posix 1.50x" in res.stdout and "recommended 1.00x" in res.stdout
+    assert "best posix 1.50x (95% 1.50-1.50)" in res.stdout
+    assert "recommended 1.00x (95% 1.00-1.00), no different from the original" in res.stdout
+    assert "rounds: 3, stopped at the 3 rounds asked for" in res.stdout
 
 
 def test_a_different_result_fails_the_run(run_locktune, trees, tmp_path):
@@ -127,7 +132,8 @@ def test_a_slow_variant_is_stopped_and_not_run_again(run_locktune, trees, tmp_pa
     out = tmp_path / "o"
     res = compare(
         run_locktune, original, rewritten, "--no-build", "--algos", "posix", "--repeats", "3",
-        "--timeout", "0.5", "--no-probe", command=["sh", "-c", script], out=out,
+        "--min-run", "0", "--timeout", "0.5", "--no-probe", command=["sh", "-c", script],
+        out=out,
     )  # fmt: skip
     assert res.returncode == 0, res.stderr  # a timeout is a result, not a failure
     doc = json.loads((out / "results.json").read_text())
@@ -137,6 +143,94 @@ def test_a_slow_variant_is_stopped_and_not_run_again(run_locktune, trees, tmp_pa
     assert doc["points"][0]["variants"]["posix"]["timed_out"] == 3
     assert "posix (timed out)" in res.stdout
     assert max(r.get("wall_s", 0) for r in posix) < 10
+
+
+# Each run's throughput is the configuration's own times a factor drawn uniformly from
+# [1 - NOISE, 1 + NOISE]: a ratio whose rounds scatter, so that its interval needs rounds.
+NOISY = textwrap.dedent(
+    """\
+    case "${LOCKTUNE_ALGO:-}" in
+      "") t=200 ;;
+      default=posix) t=300 ;;
+      *) t=100 ;;
+    esac
+    r=$(od -An -N2 -tu2 /dev/urandom)
+    echo "throughput: $(awk -v t=$t -v "r=$r" -v n=$NOISE 'BEGIN{print t*(1-n+2*n*r/65535)}') ops/s"
+    """
+)
+
+
+def noisy(noise):
+    return ["env", f"NOISE={noise}", "sh", "-c", NOISY]
+
+
+def test_rounds_go_on_until_every_interval_is_within_5_percent(run_locktune, trees, tmp_path):
+    """With +-10% noise a round's ratio scatters by about 8% (sd of the log), so three
+    rounds give an interval of about +-20%: the comparison keeps adding rounds (about 12-20)
+    until every ratio's 95% interval is within +-5%, and says so."""
+    _base, original, rewritten = trees
+    out = tmp_path / "o"
+    res = compare(
+        run_locktune, original, rewritten, "--no-build", "--algos", "posix", "--min-run", "0",
+        "--no-probe", "--max-time", "300", command=noisy(0.1), out=out,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    doc = json.loads((out / "results.json").read_text())
+    rounds = doc["settings"]["rounds"]
+    assert rounds["target_met"] is True and rounds["run"] > 3, rounds
+    assert rounds["stopped"].startswith("every ratio's 95% interval within +-5%")
+    v = doc["points"][0]["variants"]
+    for name, truth in {"posix": 1.5, "recommended": 1.0}.items():
+        iv = v[name]["interval"]
+        assert iv["n"] == rounds["run"] and iv["half_width_pct"] <= 5.0, (name, iv)
+        assert iv["lo"] < iv["centre"] < iv["hi"]
+        assert abs(iv["centre"] / truth - 1) < 0.1, (name, iv)
+    assert f"rounds: {rounds['run']}, stopped at every ratio's 95% interval" in res.stdout
+    assert re.search(r"best posix 1\.[45]\dx \(95% 1\.\d\d-1\.\d\d\)", res.stdout), res.stdout
+
+
+def test_the_time_cap_ends_the_rounds_and_is_reported(run_locktune, trees, tmp_path):
+    """Noise of +-90%: no interval gets to +-5% before the 3 s cap; the output says that the
+    cap ended the rounds, which ratio stayed widest, and that the target was not met."""
+    _base, original, rewritten = trees
+    out = tmp_path / "o"
+    res = compare(
+        run_locktune, original, rewritten, "--no-build", "--algos", "posix", "--min-run", "0",
+        "--no-probe", "--max-time", "3", command=noisy(0.9), out=out,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    rounds = json.loads((out / "results.json").read_text())["settings"]["rounds"]
+    assert rounds["target_met"] is False and rounds["run"] >= 3
+    assert "the time cap (3 s)" in res.stdout and "target +-5% not met" in res.stdout
+    assert rounds["widest"]["half_width_pct"] > 5.0
+
+
+def test_runs_shorter_than_the_minimum_are_batched(run_locktune, trees, tmp_path):
+    """A run of 50 ms against --min-run 0.3: each measurement is several runs back to back
+    and lasts at least about 0.3 s; a run too short for even 50 of them to reach the minimum
+    is said to be so."""
+    _base, original, rewritten = trees
+    script = 'sleep 0.05; echo "throughput: 10 ops/s"'
+    out = tmp_path / "o"
+    res = compare(
+        run_locktune, original, rewritten, "--no-build", "--algos", "posix", "--repeats", "2",
+        "--min-run", "0.3", "--no-probe", command=["sh", "-c", script], out=out,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    doc = json.loads((out / "results.json").read_text())
+    batch = doc["settings"]["batch"]["as given"]
+    assert 2 <= batch <= 7, batch  # 0.3 s / (50 ms + the shell), fewer on a loaded machine
+    assert all(r["batch"] == batch and r["wall_s"] >= batch * 0.05 for r in doc["runs"])
+    assert f"each measurement is {batch} runs back to back" in res.stdout
+    # An echo lasts a few ms: 50 of them stay far under 10 s.
+    res = compare(
+        run_locktune, original, rewritten, "--no-build", "--algos", "posix", "--repeats", "1",
+        "--min-run", "10", "--no-probe", command=["sh", "-c", 'echo "throughput: 1 ops/s"'],
+        out=tmp_path / "o2",
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert "even 50 back to back last" in res.stdout
+    assert "give the program a longer workload" in res.stdout
 
 
 def test_unavailable_algorithms_are_reported_not_run(run_locktune, trees, tmp_path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -38,7 +39,11 @@ def test_the_pipeline_runs_end_to_end(demo):
     assert "recommend" in res.stdout and "bank.c:" in res.stdout
     assert "critical sections" in res.stdout and "{LT_SITE_BANK_C_" in res.stdout
     assert "bank now calls liblocktune: " in res.stdout and "lt_execute" in res.stdout
-    assert "x the original's throughput (median of 2 rounds" in res.stdout
+    # the headline is the ratio's 95% interval, with how many rounds made it
+    assert re.search(r"runs at \d+\.\d\dx \(95% \d+\.\d\d-\d+\.\d\d", res.stdout), res.stdout
+    assert "the original's throughput" in res.stdout
+    assert "(rounds: 2, stopped at the 2 rounds asked for)" in res.stdout
+    assert "--quick: two short rounds, a smoke test, not a measurement" in res.stdout
 
 
 def test_every_artefact_is_in_the_output_folder(demo):
