@@ -34,6 +34,8 @@ enum lt_stat {
     LT_STAT_SESSIONS,         /* combining locks: times a thread acted as combiner */
     LT_STAT_STEPPED_ASIDE,    /* combining locks: a combined section waited on a condition */
     LT_STAT_ON_CALLER,        /* delegating: lt_execute run on the caller, under the lock */
+    LT_STAT_AUTO_TO_QUEUE,    /* auto: switches from the barging lock to the queue lock */
+    LT_STAT_AUTO_TO_BARGE,    /* auto: switches back */
     LT_STAT_N
 };
 

@@ -168,7 +168,8 @@ static inline bool shfl_fast(struct shfl_lock *l)
     return __atomic_load_n(&l->no_steal, __ATOMIC_RELAXED) == 0 && shfl_take(l);
 }
 
-static __attribute__((noinline)) int shfl_lock_slow(lt_mutex_t *m, bool blocking)
+/* Queue for the word and take it; the caller records the acquisition (lt_acquired). */
+static __attribute__((noinline)) void shfl_wait(lt_mutex_t *m, bool blocking)
 {
     struct shfl_lock *l = LT_STATE(m, struct shfl_lock);
     int site = lt_site(m);
@@ -243,7 +244,7 @@ static __attribute__((noinline)) int shfl_lock_slow(lt_mutex_t *m, bool blocking
             if (!blocking) /* the last waiter leaves: stealing allowed again (a race with a
                               new first waiter only costs it some fairness) */
                 __atomic_store_n(&l->no_steal, 0, __ATOMIC_RELAXED);
-            return lt_acquired(m);
+            return;
         }
         struct lt_spin s2 = LT_SPIN_INIT;
         while (!(next = __atomic_load_n(&n.next, __ATOMIC_ACQUIRE)))
@@ -253,6 +254,11 @@ static __attribute__((noinline)) int shfl_lock_slow(lt_mutex_t *m, bool blocking
      * tells us whether it sleeps.  After it, our stack node is never touched again. */
     if (__atomic_exchange_n(&next->status, SH_READY, __ATOMIC_RELEASE) == SH_PARKED)
         lt_futex_wake(&next->status, 1);
+}
+
+static inline int shfl_lock_slow(lt_mutex_t *m, bool blocking)
+{
+    shfl_wait(m, blocking);
     return lt_acquired(m);
 }
 

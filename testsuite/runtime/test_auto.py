@@ -1,0 +1,146 @@
+"""`auto` (runtime/src/algo/auto.c): the lock watches itself and switches between a barging
+futex lock and the blocking ShflLock.
+
+The program below runs one lock through three phases - one thread alone, then eight threads
+per CPU taking it back to back (threads outnumber CPUs: the queue lock's case), then one
+thread alone again - and counts every section it runs, so a lost or doubled section shows.
+The switches are read from LOCKTUNE_STATS.  The rules are in auto.c's header.  In the crowd
+phase each section naps 20 us, so every other thread is waiting whenever the lock is held,
+whatever the machine's speed or load (with short sections a thread on a 2-CPU machine takes
+the lock thousands of times in its time slice, unopposed: the barging lock's case).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+from conftest import clean_env
+
+PROGRAM = r"""
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include "locktune.h"
+
+static lt_mutex_t m = LT_MUTEX_INITIALIZER(1);
+static volatile unsigned long counter;
+static int per_thread, nap_us;
+
+static void section(void)
+{
+    unsigned long c = counter;
+    for (volatile int i = 0; i < 50; i++)
+        ;
+    counter = c + 1;
+}
+
+static void *worker(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < per_thread; i++) {
+        lt_mutex_lock(&m);
+        section();
+        if (nap_us)
+            usleep(nap_us); /* a long section: the others pile up behind it */
+        lt_mutex_unlock(&m);
+    }
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 5)
+        return 2;
+    nap_us = atoi(argv[4]);
+    int alone = atoi(argv[1]), crowd = atoi(argv[2]);
+    per_thread = atoi(argv[3]);
+    cpu_set_t set;
+    sched_getaffinity(0, sizeof set, &set);
+    int nthreads = crowd * CPU_COUNT(&set);
+    if (nthreads > 64)
+        nthreads = 64;
+    for (int i = 0; i < alone; i++) { lt_mutex_lock(&m); section(); lt_mutex_unlock(&m); }
+    pthread_t t[64];
+    for (int i = 0; i < nthreads; i++)
+        pthread_create(&t[i], NULL, worker, NULL);
+    for (int i = 0; i < nthreads; i++)
+        pthread_join(t[i], NULL);
+    for (int i = 0; i < alone; i++) { lt_mutex_lock(&m); section(); lt_mutex_unlock(&m); }
+    unsigned long want = 2ul * alone + (unsigned long)nthreads * per_thread;
+    printf("%lu %lu\n", counter, want);
+    return counter == want ? 0 : 1;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory, native_dir):
+    d = tmp_path_factory.mktemp("auto")
+    (d / "prog.c").write_text(PROGRAM)
+    lib = native_dir / "lib"
+    cmd = ["cc", "-O1", "-Wall", "-Wextra", "-Werror", "-I", str(native_dir / "include")]
+    cmd += ["-o", str(d / "prog"), str(d / "prog.c")]
+    cmd += ["-L", str(lib), f"-Wl,-rpath,{lib}", "-llocktune", "-pthread"]
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    return d / "prog"
+
+
+def run(program, tmp_path, *args, **env):
+    stats = tmp_path / "stats.json"
+    res = subprocess.run(
+        [str(program), *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=clean_env(LOCKTUNE_ALGO="default=auto", LOCKTUNE_STATS=str(stats), **env),
+    )
+    assert res.returncode == 0, res.stdout + res.stderr  # every section ran, once
+    site = next(s for s in json.loads(stats.read_text())["sites"] if s["id"] == 1)
+    assert site["algorithm"] == "auto"
+    return site
+
+
+def test_one_thread_alone_never_switches(program, tmp_path):
+    site = run(program, tmp_path, 50000, 0, 0, 0)
+    assert site["acquisitions"] == 100000
+    assert site["algorithm_counters"] == {"switches_to_queue": 0, "switches_to_barge": 0}
+
+
+def test_a_crowd_moves_the_lock_to_the_queue_and_back_when_it_leaves(program, tmp_path):
+    """8 threads per CPU back to back: the barging lock's window sees most acquisitions
+    contended and more waiters than CPUs, so the lock goes to the queue; alone again, the
+    next windows see no contention and it comes back."""
+    site = run(program, tmp_path, 100000, 8, 200, 20)
+    sw = site["algorithm_counters"]
+    assert sw["switches_to_queue"] >= 1, site
+    assert sw["switches_to_barge"] >= 1, site
+    # switches are rare: windows double after each (auto.c), at most one per 256 acquisitions
+    assert sw["switches_to_queue"] + sw["switches_to_barge"] <= site["acquisitions"] // 256
+
+
+def test_forced_switches_keep_every_section(program, tmp_path):
+    """LOCKTUNE_AUTO_SWITCH_EVERY=50: a switch every 50 acquisitions, with threads waiting on
+    the lock being switched away from; the count of sections is still exact (the program
+    checks it) and the switches happened."""
+    site = run(program, tmp_path, 1000, 4, 5000, 0, LOCKTUNE_AUTO_SWITCH_EVERY="50")
+    sw = site["algorithm_counters"]
+    assert sw["switches_to_queue"] >= 10 and sw["switches_to_barge"] >= 10, site
+
+
+def test_a_bad_switch_count_is_a_one_line_error(program, tmp_path):
+    res = subprocess.run(
+        [str(program), "1", "0", "0", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=clean_env(LOCKTUNE_ALGO="default=auto", LOCKTUNE_AUTO_SWITCH_EVERY="0"),
+    )
+    assert res.returncode == 2
+    line = res.stderr.strip()
+    assert "\n" not in line and "LOCKTUNE_AUTO_SWITCH_EVERY=0" in line
