@@ -5,9 +5,9 @@
  *
  * Modes, each a complete lock of its own inside the one lt_mutex_t:
  *
- *   BARGE   a three-state futex mutex (glibc's algorithm: take the word if it is free, spin
- *           a little, then sleep; the releasing thread may take it again at once).  Cheapest
- *           while few threads want the lock at a time.
+ *   BARGE   a three-state futex mutex (glibc's algorithm: take the word if it is free, else
+ *           sleep; the releasing thread may take it again at once).  Cheapest while few
+ *           threads want the lock at a time.
  *   QUEUE   the blocking ShflLock (shfl_core.h): stealing while the queue is short, waiters
  *           queued behind a spinning head, parked beyond the spin budget, woken ahead of
  *           their turn.  Holds up when threads outnumber CPUs.
@@ -71,7 +71,6 @@ enum { AUTO_BARGE = 0, AUTO_QUEUE = 1, AUTO_MODES = 2 };
 
 #define WINDOW_MIN       256u
 #define WINDOW_MAX_SHIFT 6u /* 256 << 6 = 16,384 */
-#define BARGE_SPINS      100
 
 struct auto_lock {
     struct shfl_lock q; /* QUEUE; first: shfl_core.h addresses it as m->_u */
@@ -109,17 +108,12 @@ static void auto_configure(void)
 
 /* ------------------------------------------------------------------ the two locks */
 
+/* glibc's lll_lock, which its default mutex uses: no spinning (a spinning waiter would pull
+ * the word's line away from a holder that may be about to take the lock again). */
 static __attribute__((noinline)) void barge_wait(lt_mutex_t *m, struct auto_lock *a)
 {
-    for (int i = 0; i < BARGE_SPINS; i++) {
-        lt_cpu_relax();
-        uint32_t c = 0;
-        /* acquire: the section starts after the CAS that took the word. */
-        if (__atomic_load_n(&a->word, __ATOMIC_RELAXED) == 0 &&
-            __atomic_compare_exchange_n(&a->word, &c, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-            return;
-    }
-    /* 2 = "maybe sleepers": the releasing thread then wakes one.  acquire: as above. */
+    /* 2 = "maybe sleepers": the releasing thread then wakes one.  acquire: the section
+     * starts after the exchange that took the word. */
     while (__atomic_exchange_n(&a->word, 2, __ATOMIC_ACQUIRE) != 0) {
         lt_stat(lt_site(m), LT_STAT_PARKED);
         lt_futex_wait(&a->word, 2, NULL, CLOCK_MONOTONIC);
