@@ -143,6 +143,19 @@ def verdict_lines(summary: list[dict]) -> list[str]:
     return out
 
 
+def thread_count_lines(summary: list[dict]) -> list[str]:
+    """When the best configuration is not the same at every thread count measured, say so
+    and name `auto` (issue 14: a choice that depends on the thread count)."""
+    bests = [(p["threads"], p["best"]["variant"]) for p in summary if p["best"]]
+    if len({b for _t, b in bests}) < 2 or any(t is None for t, _b in bests):
+        return []
+    each = ", ".join(f"{t} threads: {b}" for t, b in bests)
+    return [
+        f"the best configuration changes with the thread count ({each}): `auto` switches "
+        'each lock at run time (LOCKTUNE_ALGO=default=auto, or "auto" in locktune_config.h)'
+    ]
+
+
 def rounds_line(rounds: dict) -> str:
     """How many rounds ran and why the last was the last."""
     return f"rounds: {rounds['run']}, stopped at {rounds['stopped']}"

@@ -415,6 +415,8 @@ def compare_command(
         click.echo()
         for line in compare_report.verdict_lines(summary):
             click.echo(line)
+        for line in compare_report.thread_count_lines(summary):
+            click.echo(line)
         click.echo(compare_report.rounds_line(document["settings"]["rounds"]))
         for line in report.unavailable_lines(unavailable):
             click.echo(line)

@@ -97,6 +97,25 @@ def measure_contention(site: dict) -> tuple[float, str]:
     return acq, f"{_pct(acq)} of acquisitions contended"
 
 
+# Algorithms that collapse when threads outnumber CPUs (docs/runtime.md, the algorithms
+# table): a recommendation of one measured with no more threads than CPUs says so.
+_COLLAPSE_OVERSUBSCRIBED = {"spin", "ticket", "twa", "mcs", "clh", "shfl", "ccsynch", "dsmsynch"}
+
+
+def _limits(algorithm: str, threads: int, cpus: int) -> str:
+    """For which thread counts the recommendation was measured, and where it stops holding
+    (issue 14: a recommendation that knows its limits)."""
+    where = f"; measured with {threads} thread{'s' if threads != 1 else ''} on {cpus} CPUs"
+    if threads > cpus and algorithm in {"shfl-block", "mcscr"}:
+        return (
+            where + ": chosen because threads outnumber CPUs; with no more threads than CPUs "
+            "a barging lock may do better, and `auto` switches between the two at run time"
+        )
+    if threads <= cpus and algorithm in _COLLAPSE_OVERSUBSCRIBED:
+        return where + f": with more threads than CPUs {algorithm} collapses; use `auto` then"
+    return where
+
+
 def recommend(site: dict, machine: dict, t: dict) -> dict:
     """The algorithm for one site of a profile, with the reason, from its figures.
 
@@ -110,7 +129,11 @@ def recommend(site: dict, machine: dict, t: dict) -> dict:
 
     def out(algorithm: str, reason: str) -> dict:
         assert algorithm in algorithms.names(), algorithm
-        return {"algorithm": algorithm, "reason": reason}
+        return {
+            "algorithm": algorithm,
+            "reason": reason + _limits(algorithm, threads, cpus),
+            "measured_at": {"threads": threads, "cpus": cpus},
+        }
 
     if site.get("kind") == "rwlock":
         return out("posix", "reader-writer lock: locktune's runtime replaces mutexes; keep it")

@@ -233,6 +233,38 @@ def test_runs_shorter_than_the_minimum_are_batched(run_locktune, trees, tmp_path
     assert "give the program a longer workload" in res.stdout
 
 
+def test_a_best_choice_that_changes_with_the_thread_count_names_auto(run_locktune, trees, tmp_path):
+    """posix is fastest at 2 threads, shfl-block at 8: the output says the best changes with
+    the thread count and names `auto`; with one best everywhere it says nothing of the kind."""
+    _base, original, rewritten = trees
+    script = textwrap.dedent(
+        """\
+        case "${LOCKTUNE_ALGO:-}:$1" in
+          default=posix:2|default=shfl-block:8) t=300 ;;
+          *) t=100 ;;
+        esac
+        echo "throughput: $t ops/s"
+        """
+    )
+    res = compare(
+        run_locktune, original, rewritten, "--no-build", "--algos", "posix,shfl-block",
+        "--threads", "2,8", "--repeats", "2", "--min-run", "0", "--no-probe",
+        command=["sh", "-c", script, "sh", "{threads}"], out=tmp_path / "o",
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert (
+        "the best configuration changes with the thread count (2 threads: posix, "
+        "8 threads: shfl-block): `auto` switches each lock at run time" in res.stdout
+    ), res.stdout
+    res = compare(
+        run_locktune, original, rewritten, "--no-build", "--algos", "posix,shfl-block",
+        "--threads", "2,8", "--repeats", "2", "--min-run", "0", "--no-probe",
+        command=["sh", "-c", SCRIPTED, "sh", "{threads}"], out=tmp_path / "o2",
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert "changes with the thread count" not in res.stdout
+
+
 def test_unavailable_algorithms_are_reported_not_run(run_locktune, trees, tmp_path):
     _base, original, rewritten = trees
     res = compare(

@@ -66,6 +66,20 @@ def test_rules(name, s, machine, expected):
     assert r["algorithm"] in algorithm_names() and r["reason"]
 
 
+def test_a_recommendation_says_for_which_thread_counts_it_was_measured():
+    """Issue 14: where the choice rests on the thread count, the reason says so and names
+    `auto`; where the choice would collapse with more threads than CPUs, too."""
+    over = recommend(site(contention_percent=20.0), OVER, DEFAULTS)
+    assert over["measured_at"] == {"threads": 8, "cpus": 2}
+    assert "measured with 8 threads on 2 CPUs" in over["reason"]
+    assert "`auto` switches between the two" in over["reason"]
+    spin = recommend(site(misses_per_cs=1.0, threads=4), BIG, DEFAULTS)
+    assert spin["algorithm"] == "shfl" and spin["measured_at"] == {"threads": 4, "cpus": 16}
+    assert "with more threads than CPUs shfl collapses; use `auto` then" in spin["reason"]
+    cold = recommend(site(cs_percent=3.0, threads=1), BIG, DEFAULTS)
+    assert cold["reason"].endswith("measured with 1 thread on 16 CPUs")
+
+
 def test_a_cull_threshold_brings_the_malthusian_lock_back():
     t = dict(DEFAULTS, cull_contention_percent=50.0)
     assert recommend(site(contention_percent=80.0), OVER, t)["algorithm"] == "mcscr"
