@@ -126,10 +126,15 @@ static inline uint32_t flags_load(const lt_mutex_t *m)
     return __atomic_load_n(&m->_flags, __ATOMIC_RELAXED);
 }
 
-static void prepare(const struct lt_algo *a)
+/* Before a lock's binding is published: the spin budget, and the lock's waiting policy in its
+ * flags (lt_wait_of).  An atomic AND then OR: the other bits stay as they are. */
+static void prepare(lt_mutex_t *m, const struct lt_algo *a)
 {
     if (a != &lt_algo_posix)
         lt_wait_calibrate(); /* the spin budget of every runtime-side wait */
+    uint32_t w = (uint32_t)lt_site_wait(m->_site) << LT_MUTEX_F_WAIT_SHIFT_;
+    __atomic_fetch_and(&m->_flags, ~LT_MUTEX_F_WAIT_MASK_, __ATOMIC_RELAXED);
+    __atomic_fetch_or(&m->_flags, w & LT_MUTEX_F_WAIT_MASK_, __ATOMIC_RELAXED);
 }
 
 /* Locks being bound right now.  A thread that forks while another one binds a lock leaves
@@ -205,7 +210,7 @@ static __attribute__((noinline)) const struct lt_algo *bind_slow(lt_mutex_t *m)
             continue;
         int slot = binding_enter(m);
         a = lt_site_algo(m->_site);
-        prepare(a);
+        prepare(m, a);
         if (a->init(m) != 0) {
             fprintf(stderr, "locktune: error: cannot initialise a %s lock\n", a->name);
             abort();
@@ -257,7 +262,7 @@ LT_API int lt_mutex_init(lt_mutex_t *m, const pthread_mutexattr_t *attr, int sit
     }
     m->_flags = flags;
     const struct lt_algo *a = lt_site_algo(site);
-    prepare(a);
+    prepare(m, a);
     int r = a->init(m);
     if (r != 0)
         return r;
