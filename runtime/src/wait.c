@@ -83,6 +83,11 @@ unsigned lt_wait_cpus(void)
     return n;
 }
 
+void lt_wait_fork_child(void)
+{
+    __atomic_store_n(&lt_wait_spinners, 0, __ATOMIC_RELAXED);
+}
+
 /* Count this waiter in (or out of) the spinners.  relaxed: the count is a hint that decides
  * how long to spin, never whether a grant is seen. */
 static inline void spinner_in(struct lt_spin *s)
@@ -141,6 +146,19 @@ void lt_park(uint32_t *w, uint32_t parked, int site)
         lt_futex_wait(w, parked, NULL, CLOCK_MONOTONIC);
 }
 
+void lt_wait_promote(uint32_t *w)
+{
+    /* relaxed: promotion publishes nothing; the grant that follows is a release. */
+    uint32_t v = __atomic_load_n(w, __ATOMIC_RELAXED);
+    while (v == LT_WAITING || v == LT_PARKED) {
+        if (__atomic_compare_exchange_n(w, &v, LT_NEAR, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+            if (v == LT_PARKED)
+                lt_futex_wake(w, 1);
+            return;
+        }
+    }
+}
+
 uint32_t lt_wait_word(uint32_t *w, enum lt_wait_policy p, int site)
 {
     struct lt_spin s = LT_SPIN_INIT;
@@ -148,9 +166,13 @@ uint32_t lt_wait_word(uint32_t *w, enum lt_wait_policy p, int site)
     for (;;) {
         /* acquire: the grant carries the previous owner's critical section. */
         uint32_t v = __atomic_load_n(w, __ATOMIC_ACQUIRE);
-        if (v != LT_WAITING && v != LT_PARKED) {
+        if (v != LT_WAITING && v != LT_PARKED && v != LT_NEAR) {
             spinner_out(&s);
             return v;
+        }
+        if (v == LT_NEAR) {
+            lt_spin_poll(&s, LT_WAIT_SPIN); /* promoted: stay awake, yield once over budget */
+            continue;
         }
         if (lt_spin_poll(&s, p) && p == LT_WAIT_PARK) {
             uint32_t e = LT_WAITING;
@@ -205,8 +227,8 @@ static bool slot_sleep(uint32_t *slot, uint32_t u, const uint32_t *word, uint32_
             return false;
         u |= SLEEPERS;
     }
-    if (word && __atomic_load_n(word, __ATOMIC_SEQ_CST) == want)
-        return true;
+    if (word && want - __atomic_load_n(word, __ATOMIC_SEQ_CST) <= 1)
+        return true; /* served, or next in line: the caller spins */
     spinner_out(s);
     lt_stat(site, LT_STAT_PARKED);
     lt_futex_wait(slot, u, NULL, CLOCK_MONOTONIC);
@@ -225,8 +247,13 @@ void lt_slot_wait(const uint32_t *word, uint32_t want, const void *lock, enum lt
          * value sees the grant stored before the kick. */
         uint32_t u = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
         /* acquire: the grant carries the previous holder's critical section. */
-        if (__atomic_load_n(word, __ATOMIC_ACQUIRE) == want)
+        uint32_t ahead = want - __atomic_load_n(word, __ATOMIC_ACQUIRE);
+        if (ahead == 0)
             break;
+        if (ahead == 1) { /* next in line: stay awake (wait.h, "waking ahead") */
+            lt_spin_poll(&s, LT_WAIT_SPIN);
+            continue;
+        }
         if (lt_spin_poll(&s, p) && p == LT_WAIT_PARK)
             slot_sleep(slot, u, word, want, &s, site);
     }

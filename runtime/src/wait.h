@@ -52,16 +52,26 @@
  * The waker's exchange reads the old value, so it knows whether to wake (no lost wake-up: the
  * kernel re-checks the word before sleeping).
  *
+ * Waking ahead (lt_wait_promote).  A strict FIFO hand-over to a parked waiter waits for the
+ * wake-up (microseconds on a virtual machine, where the other CPU has halted), again at every
+ * hand-over.  A lock holder that knows the waiter after its successor promotes it before it
+ * grants the successor: WAITING or PARKED --(holder: CAS; FUTEX_WAKE if it was PARKED)-->
+ * NEAR.  A NEAR waiter waits as under LT_WAIT_SPIN (spin, then yield; never crowded, never
+ * parked) until its grant, so by the time its predecessor hands over, it is running: the
+ * wake-up overlaps one whole hand-over instead of adding to it.  Only the holder writes a
+ * waiter's word (promotion, then the grant), and the waiter's node cannot go away before its
+ * grant, so a holder may promote any node it can reach ahead of its own grant.
+ *
  * Waiters that share a word (ticket, twa: everyone reads the lock's grant counter) park on a
  * slot of one process-wide array of futex words instead, chosen by hashing (lock, ticket):
  *
  *   slot value:  sequence << 1 | SLEEPERS      (bit 0: someone sleeps, or is about to)
  *
- *   waiter:  u = sample(slot); check the grant (done: stop); budget spent:
- *            CAS(slot, u -> u | 1) (seq_cst; fails: sample again); re-check the grant
+ *   waiter:  u = sample(slot); check the grant (done: stop; next in line: spin); budget
+ *            spent: CAS(slot, u -> u | 1) (seq_cst; fails: sample again); re-check the grant
  *            (seq_cst); futex_wait(slot, u | 1); sample again
- *   granter: store the grant (seq_cst); kick-if-parked: load slot (seq_cst), bit 0 set:
- *            CAS(slot, v -> (v + 2) & ~1); FUTEX_WAKE all
+ *   granter: store the grant g (seq_cst); kick-if-parked the slots of g and g + 1: load slot
+ *            (seq_cst), bit 0 set: CAS(slot, v -> (v + 2) & ~1); FUTEX_WAKE all
  *
  * The granter's store then load and the waiter's CAS then load are a Dekker pair under seq_cst:
  * either the waiter sees the grant, or the granter sees the bit and wakes it; a kick between
@@ -86,11 +96,16 @@ int lt_wait_policy_parse(const char *name);
 #define LT_CROWDED_NS 1000u
 extern uint32_t lt_wait_spinners; /* atomic, relaxed: a hint */
 unsigned lt_wait_cpus(void);      /* CPUs the process may use (sched_getaffinity, cached) */
+/* In a forked child (thread.c): the spinners were the parent's other threads; none is left. */
+void lt_wait_fork_child(void);
 
 enum {
     LT_WAITING = 0,
     LT_PARKED = 1,
     LT_GRANTED = 2, /* first value an algorithm may use for "granted" */
+    /* lt_wait_promote: still waiting, next but one in line - awake, and not to park.  No
+     * algorithm grants with this value. */
+    LT_NEAR = 0x7fffffff,
 };
 
 /* The polite-spin instruction. */
@@ -137,12 +152,16 @@ static inline bool lt_spin_poll(struct lt_spin *s, enum lt_wait_policy p)
     return s->over;
 }
 
-/* Wait until *w is neither LT_WAITING nor LT_PARKED, under policy p; returns that value with
- * acquire order.  `site` is for the statistics (parked waits). */
+/* Wait until *w is neither LT_WAITING, LT_PARKED nor LT_NEAR, under policy p; returns that
+ * value with acquire order.  `site` is for the statistics (parked waits). */
 uint32_t lt_wait_word(uint32_t *w, enum lt_wait_policy p, int site);
 
 /* Sleep while *w == parked (the caller has just moved *w there by CAS).  Counts a park. */
 void lt_park(uint32_t *w, uint32_t parked, int site);
+
+/* Promote the waiter on w (see the header): the caller holds the lock, and grants w only
+ * later (or lets its successor do it). */
+void lt_wait_promote(uint32_t *w);
 
 /* FUTEX_WAKE the waiter sleeping on w (out of line: the system call is the slow path). */
 void lt_wake_parked(uint32_t *w);
@@ -160,7 +179,10 @@ static inline bool lt_wake_word(uint32_t *w, uint32_t v)
 
 /* Waiting on a shared word (ticket, twa): the slot of (lock, key) in the process's array, and
  * its protocol (see the header).  lt_slot_wait waits, under policy p, until *word == want
- * (acquire), parking on the slot of (lock, want) under LT_WAIT_PARK; lt_slot_kick wakes the
+ * (acquire; *word counts up to want), parking on the slot of (lock, want) under LT_WAIT_PARK
+ * while more than one step away - the next in line (want - *word == 1) waits awake, as
+ * under LT_WAIT_SPIN, so the granter kicks the slots of the grant it makes and of the one
+ * after (waking ahead, as lt_wait_promote); lt_slot_kick wakes the
  * sleepers of a slot unconditionally (an RMW on it every time); lt_slot_kick_if_parked first
  * looks (seq_cst load: the granter's half of the Dekker pair - its grant store must be seq_cst
  * too). */

@@ -8,7 +8,8 @@
  * `ALGO:POLICY` at start-up (exit 2, one line naming LOCKTUNE_ALGO), and the test is then
  * skipped (77).  In the child THREADS threads each take the lock ROUNDS times, half by
  * lt_mutex_lock/unlock and half by lt_execute (so the combining locks combine), on one shared
- * counter.  Checked:
+ * counter; the first section, thread 0's, sleeps 50 ms while every other thread queues.
+ * Checked:
  *   - mutual exclusion: the counter is exactly THREADS x ROUNDS;
  *   - every thread made progress: each finished its rounds (a starved thread would hold the
  *     run until the deadline);
@@ -45,6 +46,7 @@ static long counter;
 static long rounds;
 static long finished[THREADS];
 static pthread_barrier_t start;
+static int held; /* atomic: thread 0 holds the lock for its long first section */
 
 /* About 1 us of work inside: long enough that holders are preempted in their sections and
  * the other CPU's thread finds the lock taken - the waits this test is about. */
@@ -62,9 +64,23 @@ static void *section(void *ctx)
 
 static void *worker(void *arg)
 {
-    long *mine = &finished[(long)arg];
+    long me = (long)arg;
+    long *mine = &finished[me];
     pthread_barrier_wait(&start);
-    for (long i = 0; i < rounds; i++) {
+    if (me == 0) {
+        /* The first section sleeps 50 ms, so that every other thread queues behind it at once:
+         * more waiters than CPUs however quiet the machine - the case the policy is about. */
+        CHECK_EQ(lt_mutex_lock(&lock), 0);
+        __atomic_store_n(&held, 1, __ATOMIC_RELEASE);
+        struct timespec nap = {0, 50000000L};
+        nanosleep(&nap, NULL);
+        section(mine);
+        CHECK_EQ(lt_mutex_unlock(&lock), 0);
+    } else {
+        while (!__atomic_load_n(&held, __ATOMIC_ACQUIRE))
+            sched_yield();
+    }
+    for (long i = me == 0; i < rounds; i++) {
         if (i & 1) {
             lt_execute(&lock, section, mine);
         } else {

@@ -18,6 +18,11 @@
  *   node.state:  WAITING --(predecessor's unlock)--------------------------> GRANTED
  *                   |                                                         ^
  *                   +--(waiter: budget spent, CAS)--> PARKED --(unlock: XCHG, FUTEX_WAKE)--+
+ *                   |                                   |                     |
+ *                   +--(unlock two ahead: CAS)--> NEAR <+-(CAS, FUTEX_WAKE)   +-(unlock: XCHG)
+ *
+ *   Under LT_WAIT_PARK an unlock that hands over to succ first promotes the waiter after succ
+ *   (wait.h, "waking ahead"): it is awake and spinning by the time succ hands over to it.
  *
  * Strict FIFO.  Waiting: the lock's policy (wait.h), spin-then-park by default (`mcs:park`):
  * the waiter waits on its node through lt_wait_word, and unlock grants with lt_wake_word,
@@ -94,9 +99,14 @@ static __attribute__((noinline)) int mcs_handover(lt_mutex_t *m, struct lt_qnode
     lt_stat(lt_site(m), LT_STAT_HANDOVERS);
     /* release: the hand-over.  Under LT_WAIT_PARK the waiter may sleep: the exchange tells and
      * wakes it; under the others it never parks, and a store suffices. */
-    if (lt_wait_of(m) == LT_WAIT_PARK)
+    if (lt_wait_of(m) == LT_WAIT_PARK) {
+        /* Wake the waiter after succ ahead (wait.h, "waking ahead"), while we still hold the
+         * lock: its node cannot go away before succ grants it, which succ cannot do yet. */
+        struct lt_qnode *next = mcs_next(succ);
+        if (next)
+            lt_wait_promote(&next->state);
         lt_wake_word(&succ->state, LT_GRANTED);
-    else
+    } else
         __atomic_store_n(&succ->state, LT_GRANTED, __ATOMIC_RELEASE);
     lt_qnode_put(n);
     return 0;

@@ -17,8 +17,10 @@
  * (lt_slot_wait), and unlock under LT_WAIT_PARK stores owner with seq_cst and then kicks the
  * slot of the ticket it serves if someone sleeps there (the Dekker pair of wait.h):
  *
- *   lock (park):   t = FETCH_ADD(next, 1); lt_slot_wait(owner == t, slot(l, t))
- *   unlock (park): owner = o (seq_cst); lt_slot_kick_if_parked(slot(l, o))
+ *   lock (park):   t = FETCH_ADD(next, 1); lt_slot_wait(owner == t, slot(l, t)): parks only
+ *                  while more than one ticket away (the next in line spins)
+ *   unlock (park): owner = o (seq_cst); lt_slot_kick_if_parked(slot(l, o)), and of o + 1: the
+ *                  waiter that is now next in line wakes while o's holder works
  *
  * A ticket cannot be given back, so a waiter cannot leave (a timed waiter takes no ticket: a
  * release hands it the lock, mutex.c) and cannot be skipped: the hand-over to a parked waiter
@@ -103,7 +105,8 @@ static int ticket_unlock(lt_mutex_t *m)
         return 0;
     }
     __atomic_store_n(&l->owner, o, __ATOMIC_SEQ_CST);
-    lt_slot_kick_if_parked(lt_slot(l, o));
+    lt_slot_kick_if_parked(lt_slot(l, o));     /* o's waiter, should it sleep */
+    lt_slot_kick_if_parked(lt_slot(l, o + 1)); /* now next in line: wake it ahead */
     return 0;
 }
 

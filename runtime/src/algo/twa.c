@@ -15,7 +15,8 @@
  *   unlock: grant = grant + 1 (release: the hand-over, first; seq_cst under LT_WAIT_PARK,
  *           then kick slot(grant) if its waiter sleeps there: wait.h's Dekker pair)
  *           kick slot(grant + LTT)  (then tell the waiter now LTT away to move up: an RMW
- *           that always changes the slot, and wakes it if it parked)
+ *           that always changes the slot, and wakes it if it parked; being next in line, it
+ *           then waits awake: lt_slot_wait parks only waiters more than one ticket away)
  *
  * Sampling the slot before re-reading grant is what prevents a lost wake-up: an unlock that
  * lands between the two reads changes the slot after the sample.  The slot's value means
@@ -111,7 +112,7 @@ static int twa_unlock(lt_mutex_t *m)
      * the granter's half of wait.h's Dekker pair (its waiter may sleep there). */
     if (lt_wait_of(m) == LT_WAIT_PARK) {
         __atomic_store_n(&l->grant, k, __ATOMIC_SEQ_CST);
-        lt_slot_kick_if_parked(lt_slot(l, k));
+        lt_slot_kick_if_parked(lt_slot(l, k)); /* k's waiter, should it sleep */
     } else {
         __atomic_store_n(&l->grant, k, __ATOMIC_RELEASE);
     }
