@@ -126,6 +126,13 @@ static inline uint32_t flags_load(const lt_mutex_t *m)
     return __atomic_load_n(&m->_flags, __ATOMIC_RELAXED);
 }
 
+/* The flags that send an operation off the fast path: all but the waiting policy (algo.h),
+ * which only the algorithm reads. */
+static inline uint32_t fast_flags(const lt_mutex_t *m)
+{
+    return flags_load(m) & ~LT_MUTEX_F_WAIT_MASK_;
+}
+
 /* Before a lock's binding is published: the spin budget, and the lock's waiting policy in its
  * flags (lt_wait_of).  An atomic AND then OR: the other bits stay as they are. */
 static void prepare(lt_mutex_t *m, const struct lt_algo *a)
@@ -335,7 +342,7 @@ static __attribute__((noinline)) int acquire_slow(lt_mutex_t *m, enum mode mode,
 LT_API int lt_mutex_lock(lt_mutex_t *m)
 {
     const struct lt_algo *a = ops_load(m);
-    if (__builtin_expect(bound(a) && flags_load(m) == 0 && lt_thread_self.tid != 0, 1)) {
+    if (__builtin_expect(bound(a) && fast_flags(m) == 0 && lt_thread_self.tid != 0, 1)) {
         lt_mutex_t *prev;
         struct lt_thread *t = waiting_enter(m, &prev);
         int r = a->lock(m); /* records the owner (lt_acquired); a relock waits: lt_contended */
@@ -348,7 +355,7 @@ LT_API int lt_mutex_lock(lt_mutex_t *m)
 LT_API int lt_mutex_trylock(lt_mutex_t *m)
 {
     const struct lt_algo *a = ops_load(m);
-    if (__builtin_expect(bound(a) && flags_load(m) == 0 && !lt_stats_on, 1))
+    if (__builtin_expect(bound(a) && fast_flags(m) == 0 && !lt_stats_on, 1))
         return a->trylock(m); /* EBUSY on a lock the caller holds, too */
     return acquire_slow(m, MODE_TRY, NULL);
 }
@@ -405,7 +412,7 @@ LT_API int lt_mutex_unlock(lt_mutex_t *m)
     /* A holder knows its tid already (lt_acquired): no call on this path, hence no frame.
      * Deferred condition wake-ups (cond.c) are done on the slow path, after the release. */
     int32_t me = lt_thread_self.tid;
-    if (__builtin_expect(bound(a) && flags_load(m) == 0 && me != 0 && owner_load(m) == me &&
+    if (__builtin_expect(bound(a) && fast_flags(m) == 0 && me != 0 && owner_load(m) == me &&
                              !lt_thread_self.deferred,
                          1)) {
         owner_store(m, 0);
@@ -453,7 +460,7 @@ LT_API int lt_mutex_destroy(lt_mutex_t *m)
  * when the algorithm keeps the recursion itself. */
 static inline int own_execute(const struct lt_algo *a, const lt_mutex_t *m)
 {
-    uint32_t f = flags_load(m);
+    uint32_t f = fast_flags(m);
     return f == 0 || (f == LT_MUTEX_F_RECURSIVE_ && (a->caps & LT_CAP_RECURSIVE_EXEC));
 }
 

@@ -11,10 +11,10 @@
  *                  is crowded, below), then sleep on a futex until a waker changes the wait word.
  *   LT_WAIT_YIELD  "yield": sched_yield() between polls from the first poll.
  *
- * Per lock: the queue and combining algorithms (mcs, clh, mcstp, ticket, twa, ccsynch,
- * dsmsynch) wait under the policy their site names - `mcs:spin`, `ccsynch:park` in
- * LOCKTUNE_ALGO or in locktune_config.h's .algorithm (config.c), else the algorithm's default
- * (struct lt_algo's wait_default: LT_WAIT_PARK for all of these).  mutex.c records it in the
+ * Per lock: the queue and combining algorithms (mcs, clh, ticket, twa, ccsynch, dsmsynch) wait
+ * under the policy their site names - `mcs:spin`, `ccsynch:park` in LOCKTUNE_ALGO or in
+ * locktune_config.h's .algorithm (config.c), else the algorithm's default (struct lt_algo's
+ * wait_default: LT_WAIT_PARK for all of these).  mutex.c records it in the
  * lock's flags when it binds the lock; the algorithm reads it with lt_wait_of(m) (algo.h), on
  * both sides: a waiter waits under it, and the grant side wakes a waiter that may be parked
  * (lt_wake_word, lt_slot_kick) - only under LT_WAIT_PARK, so the pure-spin form keeps its
@@ -71,7 +71,8 @@
  *            spent: CAS(slot, u -> u | 1) (seq_cst; fails: sample again); re-check the grant
  *            (seq_cst); futex_wait(slot, u | 1); sample again
  *   granter: store the grant g (seq_cst); kick-if-parked the slots of g and g + 1: load slot
- *            (seq_cst), bit 0 set: CAS(slot, v -> (v + 2) & ~1); FUTEX_WAKE all
+ *            (seq_cst), bit 0 set: CAS(slot, v -> (v + 2) & ~1); FUTEX_WAKE all  (twa kicks
+ *            g + 1 unconditionally: its waiting array's "move up")
  *
  * The granter's store then load and the waiter's CAS then load are a Dekker pair under seq_cst:
  * either the waiter sees the grant, or the granter sees the bit and wakes it; a kick between

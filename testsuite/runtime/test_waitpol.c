@@ -18,7 +18,9 @@
  *     minutes at this size, so the spin forms get a smaller workload: SPIN_ROUNDS);
  *   - the policy is the one asked for, and it is obeyed: the statistics name it ("wait"), a
  *     lock under `park` (the default of the queue and combining locks) parked waiters under
- *     this oversubscription ("parked" > 0), and one under `spin` or `yield` never parked.
+ *     this oversubscription ("parked" > 0), and one under `spin` or `yield` never parked;
+ *   - a combining lock with a policy combined ("delegated" > 0: a policy in the lock's flags
+ *     once sent every lt_execute to lock, call, unlock).
  * No timing assumption beyond the generous deadline: the assertions are structural.
  */
 #define _GNU_SOURCE
@@ -229,14 +231,18 @@ int main(int argc, char **argv)
     stat_value(doc, "algorithm", algorithm, sizeof algorithm);
     long parked = stat_value(doc, "parked", NULL, 0);
     long acquisitions = stat_value(doc, "acquisitions", NULL, 0);
+    long delegated = stat_value(doc, "delegated", NULL, 0); /* -1: not a delegating lock */
     stat_value(doc, "wait", wait, sizeof wait);
     printf("test_waitpol %s: %d threads on 2 CPUs, %ld acquisitions in %.2f s; algorithm %s, "
-           "wait %s, parked %ld\n",
-           spec, THREADS, acquisitions, took, algorithm, wait[0] ? wait : "(its own)", parked);
+           "wait %s, parked %ld, delegated %ld\n",
+           spec, THREADS, acquisitions, took, algorithm, wait[0] ? wait : "(its own)", parked,
+           delegated);
     CHECK(strcmp(algorithm, argv[1]) == 0);
     CHECK_EQ(acquisitions, (long)THREADS * n);
     if (argc == 3)
         CHECK(strcmp(wait, argv[2]) == 0);
+    if (delegated >= 0 && wait[0])
+        CHECK(delegated > 0); /* ccsynch, dsmsynch: lt_execute combined, whatever the policy */
     if (strcmp(wait, "park") == 0)
         CHECK(parked > 0); /* oversubscribed: waiters gave their CPUs back */
     else if (wait[0])
