@@ -476,7 +476,10 @@ int main(int argc, char **argv)
         check_rc("lt_mutex_init", lt_mutex_init(&ltlock.m, NULL, LT_SITE_UNKNOWN));
         algorithm = lt_mutex_algorithm(&ltlock.m);
         requested = requested_algorithm(reqbuf, sizeof reqbuf);
-        if (requested && (algorithm == NULL || strcmp(requested, algorithm) != 0))
+        /* NAME:POLICY binds NAME under that waiting policy (docs/config.md). */
+        size_t base = requested ? strcspn(requested, ":") : 0;
+        if (requested && (algorithm == NULL || strlen(algorithm) != base ||
+                          strncmp(requested, algorithm, base) != 0))
             lb_die(2,
                    "LOCKTUNE_ALGO asks for algorithm '%s' but liblocktune bound '%s': this "
                    "liblocktune has no algorithm '%s'",

@@ -119,7 +119,8 @@ def available(names: list[str], usable_cpus: int) -> Availability:
     """Which algorithms this liblocktune has: asks the program once per name."""
     out = Availability()
     for name in names:
-        if name in algorithms.server_based() and usable_cpus < 2:
+        base = name.partition(":")[0]  # NAME:POLICY runs NAME under that waiting policy
+        if base in algorithms.server_based() and usable_cpus < 2:
             out.unavailable[name] = "needs a server CPU and a client CPU; 1 CPU is usable"
             continue
         try:
@@ -128,7 +129,7 @@ def available(names: list[str], usable_cpus: int) -> Availability:
             out.unavailable[name] = str(e)
             continue
         bound = doc["info"]["algorithm"]
-        if bound != name:
+        if bound != base:
             out.unavailable[name] = f"liblocktune bound '{bound}' when asked for '{name}'"
         else:
             out.available[name] = doc

@@ -44,7 +44,12 @@ def mode_for(lock: Lock, settings: Settings) -> str:
         return "sequential"
     if settings.mode:
         return settings.mode
-    return "execute" if lock.algorithm in algorithms.delegating() else "lock"
+    return "execute" if _base(lock.algorithm) in algorithms.delegating() else "lock"
+
+
+def _base(algorithm: str | None) -> str | None:
+    """The algorithm of NAME:POLICY (a waiting policy, docs/config.md)."""
+    return algorithm.partition(":")[0] if algorithm else algorithm
 
 
 def command(point: Point, lock: Lock, settings: Settings) -> tuple[list[str], dict[str, str]]:
@@ -59,7 +64,7 @@ def command(point: Point, lock: Lock, settings: Settings) -> tuple[list[str], di
         threads = point.threads
         if lock.kind == "lt":
             env["LOCKTUNE_ALGO"] = f"default={lock.algorithm}"
-        if lock.algorithm in algorithms.server_based() and len(cpus) >= 2:
+        if _base(lock.algorithm) in algorithms.server_based() and len(cpus) >= 2:
             env["LOCKTUNE_SERVERS"] = str(cpus[-1])  # the server's CPU; clients keep off it
             cpus = cpus[:-1]
             args += ["--cpus", ",".join(map(str, cpus))]

@@ -38,7 +38,10 @@ def _algorithms(text: str | None) -> list[str]:
     if not names:
         raise UsageProblem("--algos: expected comma-separated algorithm names")
     for name in names:
-        if not all(c.isalnum() or c in "-_" for c in name):
+        # NAME or NAME:POLICY (a waiting policy: docs/config.md); the runtime checks both
+        base, colon, policy = name.partition(":")
+        ok = bool(base) and all(c.isalnum() or c in "-_" for c in base)
+        if not ok or (colon and not policy.isalnum()):
             raise UsageProblem(f"--algos: '{name}' is not an algorithm name")
     return list(dict.fromkeys(names))
 

@@ -22,12 +22,16 @@
 /* m->_flags: the type bits of locktune.h, and NATIVE: a process-shared, robust or priority-
  * protocol lock kept as a plain glibc mutex in m->_u._posix (its _ops is not used: the lock may
  * live in memory shared with a process where the runtime is mapped elsewhere). */
-#define LT_MUTEX_F_TYPE_MASK_ 3u
-#define LT_MUTEX_F_NATIVE_    4u
+#define LT_MUTEX_F_TYPE_MASK_  3u
+#define LT_MUTEX_F_NATIVE_     4u
 /* Set while timed waiters are announced (TIMED), and after a release handed the lock to one
  * (HANDED): both send every operation on the lock to mutex.c's slow path (timedlock). */
-#define LT_MUTEX_F_TIMED_     8u
-#define LT_MUTEX_F_HANDED_    16u
+#define LT_MUTEX_F_TIMED_      8u
+#define LT_MUTEX_F_HANDED_     16u
+/* The lock's waiting policy (wait.h), two bits: written when the lock is bound, before the
+ * release store of _ops that publishes the binding, and never changed while it is bound. */
+#define LT_MUTEX_F_WAIT_SHIFT_ 5
+#define LT_MUTEX_F_WAIT_MASK_  (3u << LT_MUTEX_F_WAIT_SHIFT_)
 
 enum lt_caps {
     LT_CAP_DELEGATES = 1u << 0,     /* lt_execute may run the section on another thread */
@@ -48,6 +52,11 @@ struct lt_algo {
     unsigned counts;  /* LT_STAT_BIT()s of the algorithm-maintained counters it keeps */
     unsigned size;    /* bytes of m->_u it uses (docs/runtime.md) */
     const char *wait; /* its waiting policy, for people */
+    /* The waiting policies a site may choose for it by name (`mcs:spin`; LT_WAIT_BIT()s; 0:
+     * none - the algorithm waits its own way, described by .wait), and the one its locks take
+     * when the site names none.  lt_wait_of(m) is the lock's. */
+    unsigned waits;
+    enum lt_wait_policy wait_default;
     /* m->_u is all zero before init (a statically initialised lock is never passed to init
      * before its first use; the all-zero state must therefore be a valid unlocked lock).
      * init may allocate; it runs exactly once per lock life, before any other operation. */
@@ -146,6 +155,15 @@ static inline int lt_acquired(lt_mutex_t *m)
         return lt_acquired_slow(m); /* a tail call: the fast path needs no stack frame */
     __atomic_store_n(&m->_owner, tid, __ATOMIC_RELAXED);
     return 0;
+}
+
+/* The lock's waiting policy (wait.h): its site's choice, or its algorithm's default.
+ * relaxed: written before the binding was published, which the caller has acquired. */
+static inline enum lt_wait_policy lt_wait_of(const lt_mutex_t *m)
+{
+    return (enum lt_wait_policy)(
+        (__atomic_load_n(&m->_flags, __ATOMIC_RELAXED) & LT_MUTEX_F_WAIT_MASK_) >>
+        LT_MUTEX_F_WAIT_SHIFT_);
 }
 
 /* The statistics site of a lock. */

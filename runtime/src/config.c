@@ -32,12 +32,14 @@ static const struct lt_site_config *tables[MAX_TABLES];
 static unsigned table_sizes[MAX_TABLES];
 static unsigned ntables;
 
-/* LOCKTUNE_ALGO, parsed. */
+/* LOCKTUNE_ALGO, parsed.  wait: the policy named after the algorithm (`mcs:spin`), or -1. */
 struct algo_override {
     int id;
     const struct lt_algo *algo;
+    int wait;
 };
 static const struct lt_algo *env_default;
+static int env_default_wait = -1;
 static struct algo_override *env_sites;
 static unsigned env_nsites;
 
@@ -71,6 +73,48 @@ void lt_config_fatal(const char *fmt, ...)
     exit(2);
 }
 
+/* ---- algorithm specifications: NAME or NAME:POLICY ---- */
+
+/* The algorithm `spec` names, and in *wait the policy it names (-1: none).  NULL when it is
+ * not a valid specification, with the reason in why. */
+static const struct lt_algo *find_spec(const char *spec, int *wait, char *why, size_t len)
+{
+    char name[64];
+    const char *colon = strchr(spec, ':');
+    size_t n = colon ? (size_t)(colon - spec) : strlen(spec);
+    *wait = -1;
+    if (n >= sizeof name) {
+        snprintf(why, len, "unknown algorithm '%s' (known: %s)", spec, lt_algo_names());
+        return NULL;
+    }
+    memcpy(name, spec, n);
+    name[n] = '\0';
+    const struct lt_algo *a = lt_algo_find(name);
+    if (!a) {
+        snprintf(why, len, "unknown algorithm '%s' (known: %s)", name, lt_algo_names());
+        return NULL;
+    }
+    if (!colon)
+        return a;
+    int p = lt_wait_policy_parse(colon + 1);
+    if (p < 0 || !(a->waits & LT_WAIT_BIT(p))) {
+        char known[64] = "";
+        for (int q = 0; q < LT_WAIT_NPOLICIES; q++)
+            if (a->waits & LT_WAIT_BIT(q))
+                snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s",
+                         known[0] ? ", " : "", lt_wait_policy_name(q));
+        if (a->waits)
+            snprintf(why, len, "'%s': %s waits by %s (known: %s)", spec, a->name,
+                     p < 0 ? "no policy of that name" : "no such policy", known);
+        else
+            snprintf(why, len, "'%s': %s takes no waiting policy (it waits its own way: %s)", spec,
+                     a->name, a->wait);
+        return NULL;
+    }
+    *wait = p;
+    return a;
+}
+
 /* ---- tables ---- */
 
 static const struct lt_site_config *find_site(int id)
@@ -101,10 +145,13 @@ LT_API void lt_config_register(const struct lt_site_config *sites, unsigned coun
         if (s->id <= 0)
             lt_config_fatal("locktune_config.h: entry %s:%d has site id %d; ids start at 1", file,
                             s->line, s->id);
-        if (!s->algorithm || !lt_algo_find(s->algorithm))
-            lt_config_fatal(
-                "locktune_config.h: site %d (%s:%d): unknown algorithm '%s' (known: %s)", s->id,
-                file, s->line, s->algorithm ? s->algorithm : "(null)", lt_algo_names());
+        char why[512];
+        int wait;
+        if (!s->algorithm)
+            lt_config_fatal("locktune_config.h: site %d (%s:%d): no algorithm (known: %s)", s->id,
+                            file, s->line, lt_algo_names());
+        if (!find_spec(s->algorithm, &wait, why, sizeof why))
+            lt_config_fatal("locktune_config.h: site %d (%s:%d): %s", s->id, file, s->line, why);
         const struct lt_site_config *prev = find_site(s->id);
         for (unsigned j = 0; !prev && j < i; j++)
             if (sites[j].id == s->id)
@@ -146,16 +193,39 @@ const char *lt_site_describe(int id, char *buf, unsigned len)
     return buf;
 }
 
-const struct lt_algo *lt_site_algo(int id)
+/* The site's algorithm and named policy (-1: none), first match wins (config.h). */
+static const struct lt_algo *site_spec(int id, int *wait)
 {
     for (unsigned i = 0; i < env_nsites; i++)
-        if (env_sites[i].id == id)
+        if (env_sites[i].id == id) {
+            *wait = env_sites[i].wait;
             return env_sites[i].algo;
-    if (env_default)
+        }
+    if (env_default) {
+        *wait = env_default_wait;
         return env_default;
+    }
     const struct lt_site_config *s = lt_config_site(id);
-    const struct lt_algo *a = s ? lt_algo_find(s->algorithm) : NULL;
-    return a ? a : &lt_algo_posix;
+    char why[512];
+    const struct lt_algo *a =
+        s && s->algorithm ? find_spec(s->algorithm, wait, why, sizeof why) : NULL;
+    if (a)
+        return a;
+    *wait = -1;
+    return &lt_algo_posix;
+}
+
+const struct lt_algo *lt_site_algo(int id)
+{
+    int wait;
+    return site_spec(id, &wait);
+}
+
+enum lt_wait_policy lt_site_wait(int id)
+{
+    int wait;
+    const struct lt_algo *a = site_spec(id, &wait);
+    return wait >= 0 ? (enum lt_wait_policy)wait : a->wait_default;
 }
 
 /* ---- environment ---- */
@@ -185,17 +255,19 @@ static void parse_algo(const char *value)
     for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(item, '=');
         if (!eq)
-            lt_config_fatal(
-                "LOCKTUNE_ALGO='%s': '%s' is not KEY=ALGORITHM (e.g. default=mcs,12=shfl-block)",
-                value, trim(item));
+            lt_config_fatal("LOCKTUNE_ALGO='%s': '%s' is not KEY=ALGORITHM[:POLICY] (e.g. "
+                            "default=mcs,12=shfl-block,13=mcs:spin)",
+                            value, trim(item));
         *eq = '\0';
         char *key = trim(item), *name = trim(eq + 1);
-        const struct lt_algo *a = lt_algo_find(name);
+        char why[512];
+        int wait;
+        const struct lt_algo *a = find_spec(name, &wait, why, sizeof why);
         if (!a)
-            lt_config_fatal("LOCKTUNE_ALGO='%s': unknown algorithm '%s' (known: %s)", value, name,
-                            lt_algo_names());
+            lt_config_fatal("LOCKTUNE_ALGO='%s': %s", value, why);
         if (strcmp(key, "default") == 0) {
             env_default = a;
+            env_default_wait = wait;
             continue;
         }
         char *end;
@@ -210,6 +282,7 @@ static void parse_algo(const char *value)
             i++;
         env_sites[i].id = (int)id;
         env_sites[i].algo = a;
+        env_sites[i].wait = wait;
         if (i == env_nsites)
             env_nsites++;
     }

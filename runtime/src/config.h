@@ -6,6 +6,7 @@
 #define LT_CONFIG_H
 
 #include "locktune.h"
+#include "wait.h"
 
 struct lt_algo;
 
@@ -24,6 +25,9 @@ void lt_config_foreach(void (*fn)(const struct lt_site_config *, void *), void *
 /* The algorithm the locks of site `id` run: LOCKTUNE_ALGO's ID=, else its default=, else the
  * header's entry, else posix. */
 const struct lt_algo *lt_site_algo(int id);
+/* The waiting policy of site `id`'s locks (wait.h): the one its specification names after the
+ * algorithm (`mcs:spin`), else the algorithm's wait_default. */
+enum lt_wait_policy lt_site_wait(int id);
 
 /* Server placement (docs/delegation.md), for the algorithms with LT_CAP_SERVER.
  * LOCKTUNE_SERVERS: the CPUs of servers 0, 1, ... (NULL and *n = 0 when unset).  The CPUs the

@@ -126,10 +126,22 @@ static inline uint32_t flags_load(const lt_mutex_t *m)
     return __atomic_load_n(&m->_flags, __ATOMIC_RELAXED);
 }
 
-static void prepare(const struct lt_algo *a)
+/* The flags that send an operation off the fast path: all but the waiting policy (algo.h),
+ * which only the algorithm reads. */
+static inline uint32_t fast_flags(const lt_mutex_t *m)
+{
+    return flags_load(m) & ~LT_MUTEX_F_WAIT_MASK_;
+}
+
+/* Before a lock's binding is published: the spin budget, and the lock's waiting policy in its
+ * flags (lt_wait_of).  An atomic AND then OR: the other bits stay as they are. */
+static void prepare(lt_mutex_t *m, const struct lt_algo *a)
 {
     if (a != &lt_algo_posix)
         lt_wait_calibrate(); /* the spin budget of every runtime-side wait */
+    uint32_t w = (uint32_t)lt_site_wait(m->_site) << LT_MUTEX_F_WAIT_SHIFT_;
+    __atomic_fetch_and(&m->_flags, ~LT_MUTEX_F_WAIT_MASK_, __ATOMIC_RELAXED);
+    __atomic_fetch_or(&m->_flags, w & LT_MUTEX_F_WAIT_MASK_, __ATOMIC_RELAXED);
 }
 
 /* Locks being bound right now.  A thread that forks while another one binds a lock leaves
@@ -205,7 +217,7 @@ static __attribute__((noinline)) const struct lt_algo *bind_slow(lt_mutex_t *m)
             continue;
         int slot = binding_enter(m);
         a = lt_site_algo(m->_site);
-        prepare(a);
+        prepare(m, a);
         if (a->init(m) != 0) {
             fprintf(stderr, "locktune: error: cannot initialise a %s lock\n", a->name);
             abort();
@@ -257,7 +269,7 @@ LT_API int lt_mutex_init(lt_mutex_t *m, const pthread_mutexattr_t *attr, int sit
     }
     m->_flags = flags;
     const struct lt_algo *a = lt_site_algo(site);
-    prepare(a);
+    prepare(m, a);
     int r = a->init(m);
     if (r != 0)
         return r;
@@ -330,7 +342,7 @@ static __attribute__((noinline)) int acquire_slow(lt_mutex_t *m, enum mode mode,
 LT_API int lt_mutex_lock(lt_mutex_t *m)
 {
     const struct lt_algo *a = ops_load(m);
-    if (__builtin_expect(bound(a) && flags_load(m) == 0 && lt_thread_self.tid != 0, 1)) {
+    if (__builtin_expect(bound(a) && fast_flags(m) == 0 && lt_thread_self.tid != 0, 1)) {
         lt_mutex_t *prev;
         struct lt_thread *t = waiting_enter(m, &prev);
         int r = a->lock(m); /* records the owner (lt_acquired); a relock waits: lt_contended */
@@ -343,7 +355,7 @@ LT_API int lt_mutex_lock(lt_mutex_t *m)
 LT_API int lt_mutex_trylock(lt_mutex_t *m)
 {
     const struct lt_algo *a = ops_load(m);
-    if (__builtin_expect(bound(a) && flags_load(m) == 0 && !lt_stats_on, 1))
+    if (__builtin_expect(bound(a) && fast_flags(m) == 0 && !lt_stats_on, 1))
         return a->trylock(m); /* EBUSY on a lock the caller holds, too */
     return acquire_slow(m, MODE_TRY, NULL);
 }
@@ -400,7 +412,7 @@ LT_API int lt_mutex_unlock(lt_mutex_t *m)
     /* A holder knows its tid already (lt_acquired): no call on this path, hence no frame.
      * Deferred condition wake-ups (cond.c) are done on the slow path, after the release. */
     int32_t me = lt_thread_self.tid;
-    if (__builtin_expect(bound(a) && flags_load(m) == 0 && me != 0 && owner_load(m) == me &&
+    if (__builtin_expect(bound(a) && fast_flags(m) == 0 && me != 0 && owner_load(m) == me &&
                              !lt_thread_self.deferred,
                          1)) {
         owner_store(m, 0);
@@ -448,7 +460,7 @@ LT_API int lt_mutex_destroy(lt_mutex_t *m)
  * when the algorithm keeps the recursion itself. */
 static inline int own_execute(const struct lt_algo *a, const lt_mutex_t *m)
 {
-    uint32_t f = flags_load(m);
+    uint32_t f = fast_flags(m);
     return f == 0 || (f == LT_MUTEX_F_RECURSIVE_ && (a->caps & LT_CAP_RECURSIVE_EXEC));
 }
 

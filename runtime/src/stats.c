@@ -193,6 +193,8 @@ static void write_site(FILE *f, int first, int id, const struct counters *c)
     json_string(f, a->name);
     fputs(", \"configured_algorithm\": ", f);
     json_string(f, sc ? sc->algorithm : NULL);
+    fputs(", \"wait\": ", f); /* the waiting policy, for the algorithms that take one */
+    json_string(f, a->waits ? lt_wait_policy_name(lt_site_wait(id)) : NULL);
     unsigned known = a->counts;
     json_counter(f, "instances", c, LT_STAT_INSTANCES, 1);
     json_counter(f, "destroyed", c, LT_STAT_DESTROYED, 1);

@@ -92,6 +92,7 @@ static void child_after_fork(void)
     self->deferred_mutex = NULL;
     lt_mutex_after_fork_child();
     lt_mutex_timed_fork_child();
+    lt_wait_fork_child();
 }
 
 __attribute__((constructor)) static void install_fork_handlers(void)

@@ -1,5 +1,6 @@
 /*
- * wait.c - waiting policies (wait.h): the spin budget, its calibration, parking.
+ * wait.c - waiting policies (wait.h): the spin budget, its calibration, the oversubscription
+ * rule, parking on a waiter's own word and on the shared slot array.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -45,6 +46,73 @@ void lt_wait_set_budget(uint64_t ns, const char *source)
     __atomic_store_n(&budget_source, source, __ATOMIC_RELEASE);
 }
 
+static const char *const policy_names[LT_WAIT_NPOLICIES] = {
+    [LT_WAIT_SPIN] = "spin",
+    [LT_WAIT_PARK] = "park",
+    [LT_WAIT_YIELD] = "yield",
+};
+
+const char *lt_wait_policy_name(enum lt_wait_policy p)
+{
+    return (unsigned)p < LT_WAIT_NPOLICIES ? policy_names[p] : "?";
+}
+
+int lt_wait_policy_parse(const char *name)
+{
+    for (int p = 0; p < LT_WAIT_NPOLICIES; p++)
+        if (strcmp(name, policy_names[p]) == 0)
+            return p;
+    return -1;
+}
+
+/* ---- oversubscription (wait.h) ---- */
+
+uint32_t lt_wait_spinners;
+static unsigned ncpus; /* atomic, relaxed: 0 until first read; every thread computes the same */
+
+unsigned lt_wait_cpus(void)
+{
+    unsigned n = __atomic_load_n(&ncpus, __ATOMIC_RELAXED);
+    if (__builtin_expect(n == 0, 0)) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        int c = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
+        n = c > 0 ? (unsigned)c : 1;
+        __atomic_store_n(&ncpus, n, __ATOMIC_RELAXED);
+    }
+    return n;
+}
+
+void lt_wait_fork_child(void)
+{
+    __atomic_store_n(&lt_wait_spinners, 0, __ATOMIC_RELAXED);
+}
+
+/* Count this waiter in (or out of) the spinners.  relaxed: the count is a hint that decides
+ * how long to spin, never whether a grant is seen. */
+static inline void spinner_in(struct lt_spin *s)
+{
+    if (!s->counted) {
+        __atomic_fetch_add(&lt_wait_spinners, 1, __ATOMIC_RELAXED);
+        s->counted = 1;
+    }
+}
+
+static inline void spinner_out(struct lt_spin *s)
+{
+    if (s->counted) {
+        __atomic_fetch_sub(&lt_wait_spinners, 1, __ATOMIC_RELAXED);
+        s->counted = 0;
+    }
+}
+
+/* The spinners besides this waiter, itself and a lock holder need more CPUs than we have. */
+static inline bool crowded(const struct lt_spin *s)
+{
+    uint32_t others = __atomic_load_n(&lt_wait_spinners, __ATOMIC_RELAXED) - s->counted;
+    return others + 2 > lt_wait_cpus();
+}
+
 bool lt_spin_check(struct lt_spin *s, enum lt_wait_policy p)
 {
     if (p == LT_WAIT_YIELD) {
@@ -56,7 +124,8 @@ bool lt_spin_check(struct lt_spin *s, enum lt_wait_policy p)
         uint64_t now = lt_now_ns();
         if (s->start_ns == 0)
             s->start_ns = now;
-        else if (now - s->start_ns >= lt_spin_budget_ns())
+        else if (now - s->start_ns >=
+                 (p == LT_WAIT_PARK && crowded(s) ? LT_CROWDED_NS : lt_spin_budget_ns()))
             s->over = 1;
     }
     if (s->over && p == LT_WAIT_SPIN)
@@ -77,22 +146,131 @@ void lt_park(uint32_t *w, uint32_t parked, int site)
         lt_futex_wait(w, parked, NULL, CLOCK_MONOTONIC);
 }
 
+void lt_wait_promote(uint32_t *w)
+{
+    /* relaxed: promotion publishes nothing; the grant that follows is a release. */
+    uint32_t v = __atomic_load_n(w, __ATOMIC_RELAXED);
+    while (v == LT_WAITING || v == LT_PARKED) {
+        if (__atomic_compare_exchange_n(w, &v, LT_NEAR, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+            if (v == LT_PARKED)
+                lt_futex_wake(w, 1);
+            return;
+        }
+    }
+}
+
 uint32_t lt_wait_word(uint32_t *w, enum lt_wait_policy p, int site)
 {
     struct lt_spin s = LT_SPIN_INIT;
+    spinner_in(&s);
     for (;;) {
         /* acquire: the grant carries the previous owner's critical section. */
         uint32_t v = __atomic_load_n(w, __ATOMIC_ACQUIRE);
-        if (v != LT_WAITING && v != LT_PARKED)
+        if (v != LT_WAITING && v != LT_PARKED && v != LT_NEAR) {
+            spinner_out(&s);
             return v;
+        }
+        if (v == LT_NEAR) {
+            lt_spin_poll(&s, LT_WAIT_SPIN); /* promoted: stay awake, yield once over budget */
+            continue;
+        }
         if (lt_spin_poll(&s, p) && p == LT_WAIT_PARK) {
             uint32_t e = LT_WAITING;
             /* relaxed: parking publishes nothing; the futex re-checks the word. */
             if (__atomic_compare_exchange_n(w, &e, LT_PARKED, 0, __ATOMIC_RELAXED,
-                                            __ATOMIC_RELAXED))
+                                            __ATOMIC_RELAXED)) {
+                spinner_out(&s);
                 lt_park(w, LT_PARKED, site);
+                spinner_in(&s);
+            }
         }
     }
+}
+
+/* ---- the slot array: parking for waiters of a shared word (wait.h) ---- */
+
+#define SLOTS    4096u /* power of two */
+#define SLEEPERS 1u
+
+/* 128-byte aligned: the adjacent-line prefetcher fetches line pairs. */
+static uint32_t slots[SLOTS] __attribute__((aligned(128)));
+
+uint32_t *lt_slot(const void *lock, uint32_t key)
+{
+    /* x257 sends adjacent keys 1028 bytes apart (different sectors); the lock's address keeps
+     * two locks moving in step from colliding on every key. */
+    uintptr_t h = (uintptr_t)key * 257u ^ (uintptr_t)lock >> 4;
+    return &slots[h & (SLOTS - 1)];
+}
+
+void lt_slot_kick(uint32_t *slot)
+{
+    /* release: a waiter that samples the new value (acquire) sees the grant stored before. */
+    uint32_t v = __atomic_load_n(slot, __ATOMIC_RELAXED);
+    while (!__atomic_compare_exchange_n(slot, &v, (v + 2u) & ~SLEEPERS, 1, __ATOMIC_SEQ_CST,
+                                        __ATOMIC_RELAXED))
+        ;
+    if (v & SLEEPERS)
+        lt_futex_wake(slot, INT32_MAX);
+}
+
+/* Announce a sleeper on slot (sampled u) and sleep while it keeps that value, unless
+ * `word` (when given) already holds `want`.  False when the announcement failed (the slot
+ * moved: sample again). */
+static bool slot_sleep(uint32_t *slot, uint32_t u, const uint32_t *word, uint32_t want,
+                       struct lt_spin *s, int site)
+{
+    if (!(u & SLEEPERS)) {
+        /* seq_cst: the waiter's half of the Dekker pair (wait.h). */
+        if (!__atomic_compare_exchange_n(slot, &u, u | SLEEPERS, 0, __ATOMIC_SEQ_CST,
+                                         __ATOMIC_RELAXED))
+            return false;
+        u |= SLEEPERS;
+    }
+    if (word && want - __atomic_load_n(word, __ATOMIC_SEQ_CST) <= 1)
+        return true; /* served, or next in line: the caller spins */
+    spinner_out(s);
+    lt_stat(site, LT_STAT_PARKED);
+    lt_futex_wait(slot, u, NULL, CLOCK_MONOTONIC);
+    spinner_in(s);
+    return true;
+}
+
+void lt_slot_wait(const uint32_t *word, uint32_t want, const void *lock, enum lt_wait_policy p,
+                  int site)
+{
+    uint32_t *slot = lt_slot(lock, want);
+    struct lt_spin s = LT_SPIN_INIT;
+    spinner_in(&s);
+    for (;;) {
+        /* acquire on the slot pairs with the kick's release RMW: a waiter that samples a kicked
+         * value sees the grant stored before the kick. */
+        uint32_t u = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+        /* acquire: the grant carries the previous holder's critical section. */
+        uint32_t ahead = want - __atomic_load_n(word, __ATOMIC_ACQUIRE);
+        if (ahead == 0)
+            break;
+        if (ahead == 1) { /* next in line: stay awake (wait.h, "waking ahead") */
+            lt_spin_poll(&s, LT_WAIT_SPIN);
+            continue;
+        }
+        if (lt_spin_poll(&s, p) && p == LT_WAIT_PARK)
+            slot_sleep(slot, u, word, want, &s, site);
+    }
+    spinner_out(&s);
+}
+
+void lt_slot_wait_change(uint32_t *slot, uint32_t seen, enum lt_wait_policy p, struct lt_spin *s,
+                         int site)
+{
+    spinner_in(s);
+    while (__atomic_load_n(slot, __ATOMIC_ACQUIRE) == seen) {
+        if (lt_spin_poll(s, p) && p == LT_WAIT_PARK) {
+            slot_sleep(slot, seen, NULL, 0, s, site);
+            break; /* woken (or the slot moved): the caller re-checks */
+        }
+    }
+    spinner_out(s);
 }
 
 /*

@@ -127,6 +127,23 @@ def test_json_flag_prints_the_document(run_locktune, tmp_path):
     assert doc == json.loads((tmp_path / "j" / "results.json").read_text())
 
 
+def test_a_waiting_policy_is_benchmarked_beside_the_default(run_locktune, tmp_path):
+    """`--algos mcs,mcs:spin` runs mcs under its default policy and under pure spin, side by
+    side (issue 12: the before/after of the waiting policy); an unknown policy is reported as
+    unavailable, as an unknown algorithm is."""
+    res = run_locktune(
+        "bench", "locks", "--quick", "--sweep", "uncontended", "--algos", "mcs,mcs:spin,mcs:nap",
+        "--json", "--out", str(tmp_path / "w"),
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["algorithms"]["ran"] == ["mcs", "mcs:spin"]
+    assert list(doc["algorithms"]["unavailable"]) == ["mcs:nap"]
+    assert "no policy of that name" in doc["algorithms"]["unavailable"]["mcs:nap"]
+    envs = {r["lock"]: r["env"].get("LOCKTUNE_ALGO") for r in doc["runs"] if r["kind"] == "lt"}
+    assert envs["mcs:spin"] == "default=mcs:spin"
+
+
 @pytest.mark.parametrize(
     "args",
     [
@@ -135,6 +152,8 @@ def test_json_flag_prints_the_document(run_locktune, tmp_path):
         ["--lines", "-1"],
         ["--sweep", "everything"],
         ["--algos", ","],
+        ["--algos", "mcs:"],
+        ["--algos", ":spin"],
         ["--duration", "0"],
     ],
     ids=lambda a: " ".join(a),

@@ -110,6 +110,32 @@ def test_locktune_algo_overrides_header(tmp_path, native_dir, value, expected):
     assert res.stdout.split() == expected
 
 
+@pytest.mark.parametrize(
+    "value,expected",
+    [
+        ("default=mcs:spin", ["mcs", "mcs", "mcs"]),
+        ("default=ccsynch:park, 2 = twa:yield", ["ccsynch", "twa", "ccsynch"]),
+    ],
+)
+def test_locktune_algo_names_a_waiting_policy(tmp_path, native_dir, value, expected):
+    """ALGO:POLICY runs ALGO under that waiting policy (docs/config.md)."""
+    res = run(build(tmp_path, native_dir, with_header=True), LOCKTUNE_ALGO=value)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == expected
+
+
+def test_header_names_a_waiting_policy(tmp_path, native_dir):
+    res = run(build(tmp_path, native_dir, with_header=True, algo="clh:spin"))
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["posix", "clh", "posix"]
+    res = run(build(tmp_path, native_dir, with_header=True, algo="oyama:park"), "nolocks")
+    assert res.returncode == 2
+    line = res.stderr.strip()
+    assert "\n" not in line
+    assert line.startswith("locktune: error: locktune_config.h: site 2 (items.c:118)")
+    assert "'oyama:park': oyama takes no waiting policy" in line
+
+
 def test_locktune_algo_without_header_accepts_any_site(tmp_path, native_dir):
     res = run(build(tmp_path, native_dir, with_header=False), LOCKTUNE_ALGO="2=mcstp")
     assert res.returncode == 0, res.stderr
@@ -130,6 +156,11 @@ def test_static_library_reads_environment(tmp_path, native_dir):
         ("LOCKTUNE_ALGO", "mcs", ["is not KEY=ALGORITHM"]),
         ("LOCKTUNE_ALGO", "site7=mcs", ["'site7' is neither 'default' nor a site id"]),
         ("LOCKTUNE_ALGO", "default=", ["unknown algorithm ''"]),
+        # a waiting policy after the algorithm (issue 12): a known one, for an algorithm that
+        # takes one
+        ("LOCKTUNE_ALGO", "default=mcs:nap", ["'mcs:nap'", "no policy of that name", "park"]),
+        ("LOCKTUNE_ALGO", "2=mcscr:spin", ["'mcscr:spin'", "takes no waiting policy"]),
+        ("LOCKTUNE_ALGO", "default=nope:spin", ["unknown algorithm 'nope'"]),
         ("LOCKTUNE_SPIN_NS", "fast", ["expected a spin budget in nanoseconds"]),
         ("LOCKTUNE_SPIN_NS", "0", ["expected a spin budget in nanoseconds"]),
         ("LOCKTUNE_STATS", "/nonexistent/dir/stats.json", ["directory /nonexistent/dir"]),

@@ -12,8 +12,10 @@
  * that holds up needs on a loaded machine and far below a collapse:
  *   - posix, spin, mcstp, mcscr, shfl-block, fc, oyama and rcl must stay within it (the test
  *     fails otherwise);
- *   - the FIFO spin-only algorithms (ticket, twa, mcs, clh, shfl) and the FIFO combining queues
- *     (ccsynch, dsmsynch) may collapse: docs/runtime.md marks them "not for oversubscribed use".
+ *   - the FIFO algorithms (ticket, twa, mcs, clh, shfl) and the FIFO combining queues
+ *     (ccsynch, dsmsynch) may collapse: under their default policy, spin-then-park, every
+ *     hand-over goes to a parked waiter and costs a wake-up (docs/runtime.md, "Waiting"); under
+ *     `ALGO:spin` (LOCKTUNE_ALGO) to a descheduled one.
  * They get one run, stopped after at most PROBE_S; it still checks mutual exclusion, and reports
  * how far it got. Timing is meaningless under sanitizers: the test is skipped there (exit 77).
  */

@@ -17,6 +17,8 @@
  *
  *   node.state: WAITING --combiner ran it: done, then GO (release)--> GO (return the result)
  *                       --hand on (release)----------------------> GO, not done (combine)
+ *               WAITING --waiter: budget spent (LT_WAIT_PARK)--> PARKED --GO by exchange and
+ *                       FUTEX_WAKE (lt_combining_grant)--> GO, as above
  *
  * One departure from Algorithm 1, which keeps a dummy node in an idle queue: here an idle
  * queue is a NULL tail (a zeroed lock is valid, and a lock owns no memory, so locks can be
@@ -33,8 +35,10 @@
  * FIFO.  Nodes travel between threads (a thread keeps the node it got back), from the
  * per-thread pool of qnode.h.  The paper's design flaw: a thread preempted between its XCHG
  * and its link splits the queue, and the combiner hands on to it - with more threads than
- * CPUs throughput collapses (§2.3.4).  Waiting: spin, then yield (LT_WAIT_SPIN).  Not for
- * oversubscribed use.  State: 16 bytes.
+ * CPUs throughput collapses (§2.3.4).  Waiting: the lock's policy (wait.h), spin-then-park by
+ * default, so that waiters give their CPUs to the combiner; `ccsynch:spin` spins, then yields,
+ * and collapses oversubscribed.  Every GO goes through lt_combining_grant, which wakes a parked
+ * waiter.  State: 16 bytes.
  */
 #include "../algo.h"
 #include "../qnode.h"
@@ -87,7 +91,7 @@ static void hand_on(lt_mutex_t *m, struct lt_qnode *t)
     }
     lt_stat(lt_site(m), LT_STAT_HANDOVERS);
     /* release: the new combiner sees every section run so far. */
-    __atomic_store_n(&t->state, CC_GO, __ATOMIC_RELEASE);
+    lt_combining_grant(m, &t->state, CC_GO);
 }
 
 /* Combine from t (a node whose request, if linked, is not run yet), having run `ran` sections
@@ -106,7 +110,7 @@ static void combine_from(lt_mutex_t *m, struct lt_serving *frame, struct lt_qnod
         lt_stat(lt_site(m), LT_STAT_DELEGATED);
         t->done = 1;
         /* release: the owner sees the section's writes and its result. */
-        __atomic_store_n(&t->state, CC_GO, __ATOMIC_RELEASE);
+        lt_combining_grant(m, &t->state, CC_GO);
         if (frame->stepped) { /* the role went on at `next`; we hold m by lock() */
             lt_serving_pop(frame);
             lt_combining_unlock_held(m, cc_unlock);
@@ -140,10 +144,8 @@ static __attribute__((noinline)) void *cc_wait(lt_mutex_t *m, lt_cs_fn fn, void 
                                                struct lt_qnode *cur, struct lt_qnode *nn)
 {
     lt_stat(lt_site(m), LT_STAT_CONTENDED);
-    struct lt_spin s = LT_SPIN_INIT;
-    /* acquire: pairs with the combiner's release of GO. */
-    while (__atomic_load_n(&cur->state, __ATOMIC_ACQUIRE) == CC_WAITING)
-        lt_combining_poll(&s);
+    /* acquire (lt_wait_word): pairs with the combiner's release of GO. */
+    lt_wait_word(&cur->state, lt_wait_of(m), lt_site(m));
     if (cur->done) {
         void *r = cur->ctx;
         lt_qnode_put(cur); /* the combiner is done with it: our node now */
@@ -183,7 +185,7 @@ static int cc_lock(lt_mutex_t *m)
         cur->fn = CC_HOLD;
         cur->ctx = NULL;
         __atomic_store_n(&cur->next, nn, __ATOMIC_RELEASE);
-        lt_wait_word(&cur->state, LT_WAIT_SPIN, lt_site(m)); /* GO, not done: we hold it */
+        lt_wait_word(&cur->state, lt_wait_of(m), lt_site(m)); /* GO, not done: we hold it */
         lt_qnode_put(cur);
     }
     l->hold = nn;
@@ -246,12 +248,14 @@ static void cc_fork_child(lt_mutex_t *m, int held)
 
 const struct lt_algo lt_algo_ccsynch = {
     .name = "ccsynch",
-    .caps = LT_CAP_DELEGATES | LT_CAP_SUPPORTS_COND | LT_CAP_FIFO,
+    .caps = LT_CAP_BLOCKING | LT_CAP_DELEGATES | LT_CAP_SUPPORTS_COND | LT_CAP_FIFO,
     .counts = LT_STAT_BIT(LT_STAT_PARKED) | LT_STAT_BIT(LT_STAT_HANDOVERS) |
               LT_STAT_BIT(LT_STAT_DELEGATED) | LT_STAT_BIT(LT_STAT_SESSIONS) |
               LT_STAT_BIT(LT_STAT_STEPPED_ASIDE) | LT_STAT_BIT(LT_STAT_ON_CALLER),
     .size = sizeof(struct cc_lock),
-    .wait = "spin on the node it queued, then yield",
+    .wait = "on the node it queued, by the lock's policy (default spin-then-park)",
+    .waits = LT_WAIT_BIT(LT_WAIT_SPIN) | LT_WAIT_BIT(LT_WAIT_PARK) | LT_WAIT_BIT(LT_WAIT_YIELD),
+    .wait_default = LT_WAIT_PARK,
     .init = cc_init,
     .destroy = cc_destroy,
     .lock = cc_lock,

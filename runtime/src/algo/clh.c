@@ -8,20 +8,29 @@
  * tail (zero-initialised locks work), and an unlock with nobody behind resets the tail to NULL,
  * so an idle lock holds no node.
  *
- *   node.state: HELD (1) while its thread waits or holds, FREE (0) once it unlocks
+ *   node.state: HELD while its thread waits or holds, FREE once it unlocks; PARKED while the
+ *               successor sleeps on it (wait.h's values: HELD is LT_WAITING, FREE a grant)
  *   lock:   node.state = HELD; pred = XCHG(tail, node)       (acq_rel)
- *           pred == NULL: owner.  Else spin until pred.state == FREE (acquire); pred is ours now.
+ *           pred == NULL: owner.  Else wait until pred.state == FREE (acquire; lt_wait_word,
+ *           which may move it HELD -> PARKED and sleep); pred is ours now.
  *   unlock: CAS(tail, node -> NULL) succeeds: free, the node is ours again.   (release)
- *           fails: node.state = FREE (release: the hand-over); the successor keeps the node.
+ *           fails: node.state = FREE (release: the hand-over; under LT_WAIT_PARK by
+ *           lt_wake_word, which wakes the successor if it parked); the successor keeps the node.
  *
- * Strict FIFO.  Waiting: LT_WAIT_SPIN; as for MCS, hand-overs to descheduled waiters make it
- * collapse when threads outnumber CPUs: not for oversubscribed use.
+ *   node.state:  HELD --(unlock)--> FREE;   HELD --(successor: CAS)--> PARKED --(unlock: XCHG,
+ *                FUTEX_WAKE)--> FREE
+ *
+ * Strict FIFO.  Waiting: the lock's policy (wait.h), spin-then-park by default; `clh:spin`
+ * spins and then yields, and as for MCS hand-overs to descheduled waiters make it collapse
+ * when threads outnumber CPUs.  The FUTEX_WAKE after the exchange may reach a node the
+ * successor has already taken back into its pool: a spurious wake-up of whoever waits there
+ * next, which re-checks its word (futex.h).
  * State: 16 bytes (tail, holder's node) + a 128-byte node per thread per lock held or awaited.
  */
 #include "../algo.h"
 #include "../qnode.h"
 
-enum { CLH_FREE = 0, CLH_HELD = 1 };
+enum { CLH_HELD = LT_WAITING, CLH_FREE = LT_GRANTED };
 
 struct clh_lock {
     struct lt_qnode *tail;
@@ -44,10 +53,8 @@ static __attribute__((noinline)) int clh_wait(lt_mutex_t *m, struct lt_qnode *n,
                                               struct lt_qnode *pred)
 {
     lt_contended(m);
-    struct lt_spin s = LT_SPIN_INIT;
-    /* acquire: pairs with the predecessor's release of FREE (its critical section). */
-    while (__atomic_load_n(&pred->state, __ATOMIC_ACQUIRE) != CLH_FREE)
-        lt_spin_poll(&s, LT_WAIT_SPIN);
+    /* acquire (lt_wait_word): pairs with the predecessor's release of FREE (its section). */
+    lt_wait_word(&pred->state, lt_wait_of(m), lt_site(m));
     lt_qnode_put(pred); /* nobody else refers to it any more */
     __atomic_store_n(&LT_STATE(m, struct clh_lock)->owner, n, __ATOMIC_RELAXED);
     return lt_acquired(m);
@@ -96,8 +103,12 @@ static int clh_unlock(lt_mutex_t *m)
         return 0;
     }
     lt_stat(lt_site(m), LT_STAT_HANDOVERS);
-    /* release: the hand-over.  From here the node belongs to our successor. */
-    __atomic_store_n(&n->state, CLH_FREE, __ATOMIC_RELEASE);
+    /* release: the hand-over.  From here the node belongs to our successor.  Only under
+     * LT_WAIT_PARK may it sleep on the node: the exchange tells and wakes it. */
+    if (lt_wait_of(m) == LT_WAIT_PARK)
+        lt_wake_word(&n->state, CLH_FREE);
+    else
+        __atomic_store_n(&n->state, CLH_FREE, __ATOMIC_RELEASE);
     return 0;
 }
 
@@ -112,10 +123,12 @@ static void clh_fork_child(lt_mutex_t *m, int held)
 
 const struct lt_algo lt_algo_clh = {
     .name = "clh",
-    .caps = LT_CAP_SUPPORTS_COND | LT_CAP_FIFO,
+    .caps = LT_CAP_SUPPORTS_COND | LT_CAP_FIFO | LT_CAP_BLOCKING,
     .counts = LT_STAT_BIT(LT_STAT_PARKED) | LT_STAT_BIT(LT_STAT_HANDOVERS),
     .size = sizeof(struct clh_lock),
-    .wait = "spin on predecessor's node, then yield",
+    .wait = "on predecessor's node, by the lock's policy (default spin-then-park)",
+    .waits = LT_WAIT_BIT(LT_WAIT_SPIN) | LT_WAIT_BIT(LT_WAIT_PARK) | LT_WAIT_BIT(LT_WAIT_YIELD),
+    .wait_default = LT_WAIT_PARK,
     .init = clh_init,
     .destroy = clh_destroy,
     .lock = clh_lock,

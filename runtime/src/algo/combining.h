@@ -112,6 +112,19 @@ void lt_combining_relock(lt_mutex_t *m);
  * the algorithm's unlock, and wake the condition waiters deferred until then. */
 void lt_combining_unlock_held(lt_mutex_t *m, int (*unlock)(lt_mutex_t *));
 
+/* A combiner's grant to the waiter on word w (CC-Synch, DSM-Synch: its request is run, or the
+ * combiner role is its): release, so the waiter sees every section run so far and its result.
+ * Under LT_WAIT_PARK the waiter may sleep: the exchange tells and wakes it (the wake may reach
+ * a node the waiter has already taken back: a spurious wake-up, futex.h); under the other
+ * policies a store suffices. */
+static inline void lt_combining_grant(lt_mutex_t *m, uint32_t *w, uint32_t v)
+{
+    if (lt_wait_of(m) == LT_WAIT_PARK)
+        lt_wake_word(w, v);
+    else
+        __atomic_store_n(w, v, __ATOMIC_RELEASE);
+}
+
 /* One poll of a combining waiter: spin for the spin budget, then yield between polls (the
  * paper's Fig. 18 variant: clients yield in their busy-wait loops). */
 static inline void lt_combining_poll(struct lt_spin *s)

@@ -15,6 +15,8 @@
  *
  *   node.state: WAITING --combiner ran it: done, then GO (release)--> GO (return the result)
  *                       --hand on (release)----------------------> GO, not done (combine)
+ *               WAITING --waiter: budget spent (LT_WAIT_PARK)--> PARKED --GO by exchange and
+ *                       FUTEX_WAKE (lt_combining_grant)--> GO, as above
  *
  * The successor of a node is always read before the node's owner is released, so a released
  * node is never touched again and goes straight back to its owner's pool.  An idle queue is a
@@ -27,8 +29,11 @@
  *
  * FIFO.  The combiner also waits for a successor between its XCHG and its link; a preempted
  * successor - or a preempted owner handed the role - stalls the queue: with more threads than
- * CPUs throughput collapses, as CC-Synch's (the paper §2.3.4).  Waiting: spin, then yield
- * (LT_WAIT_SPIN).  Not for oversubscribed use.  State: 16 bytes.
+ * CPUs throughput collapses, as CC-Synch's (the paper §2.3.4).  Waiting: the lock's policy
+ * (wait.h), spin-then-park by default, so that waiters give their CPUs to the combiner;
+ * `dsmsynch:spin` spins, then yields, and collapses oversubscribed.  Every GO goes through
+ * lt_combining_grant, which wakes a parked waiter (the combiner's own wait for a link stays a
+ * spin: the linker is between two instructions).  State: 16 bytes.
  */
 #include "../algo.h"
 #include "../qnode.h"
@@ -97,7 +102,7 @@ static void hand_on_after(lt_mutex_t *m, struct lt_qnode *t)
         return;
     lt_stat(lt_site(m), LT_STAT_HANDOVERS);
     /* release: the new combiner sees every section run so far. */
-    __atomic_store_n(&next->state, DSM_GO, __ATOMIC_RELEASE);
+    lt_combining_grant(m, &next->state, DSM_GO);
 }
 
 /* Combine from t, which is `own` (our node: its request first, none if HOLD) or a node whose
@@ -110,7 +115,7 @@ static void combine_from(lt_mutex_t *m, struct lt_serving *frame, struct lt_qnod
     for (;;) {
         if (t != own && (t->fn == DSM_HOLD || ran >= lt_combine_max)) {
             lt_stat(lt_site(m), LT_STAT_HANDOVERS);
-            __atomic_store_n(&t->state, DSM_GO, __ATOMIC_RELEASE); /* t's owner combines */
+            lt_combining_grant(m, &t->state, DSM_GO); /* t's owner combines */
             break;
         }
         if (t->fn != DSM_HOLD) {
@@ -123,7 +128,7 @@ static void combine_from(lt_mutex_t *m, struct lt_serving *frame, struct lt_qnod
             if (frame->stepped) { /* handed on after t; we hold m by lock() */
                 if (t != own) {
                     t->done = 1;
-                    __atomic_store_n(&t->state, DSM_GO, __ATOMIC_RELEASE);
+                    lt_combining_grant(m, &t->state, DSM_GO);
                 }
                 lt_serving_pop(frame);
                 lt_combining_unlock_held(m, dsm_unlock);
@@ -134,7 +139,7 @@ static void combine_from(lt_mutex_t *m, struct lt_serving *frame, struct lt_qnod
         if (t != own) {
             t->done = 1;
             /* release: the owner sees the section's writes and its result. */
-            __atomic_store_n(&t->state, DSM_GO, __ATOMIC_RELEASE);
+            lt_combining_grant(m, &t->state, DSM_GO);
         }
         if (!next)
             break;
@@ -158,10 +163,8 @@ static void *session(lt_mutex_t *m, struct lt_qnode *n)
 static __attribute__((noinline)) void *dsm_wait(lt_mutex_t *m, struct lt_qnode *n)
 {
     lt_stat(lt_site(m), LT_STAT_CONTENDED);
-    struct lt_spin s = LT_SPIN_INIT;
-    /* acquire: pairs with the combiner's release of GO. */
-    while (__atomic_load_n(&n->state, __ATOMIC_ACQUIRE) == DSM_WAITING)
-        lt_combining_poll(&s);
+    /* acquire (lt_wait_word): pairs with the combiner's release of GO. */
+    lt_wait_word(&n->state, lt_wait_of(m), lt_site(m));
     if (n->done) {
         void *r = n->ctx;
         lt_qnode_put(n);
@@ -196,7 +199,7 @@ static int dsm_lock(lt_mutex_t *m)
     if (__builtin_expect(pred != NULL, 0)) {
         lt_contended(m);
         __atomic_store_n(&pred->next, n, __ATOMIC_RELEASE);
-        lt_wait_word(&n->state, LT_WAIT_SPIN, lt_site(m)); /* GO, not done: we hold it */
+        lt_wait_word(&n->state, lt_wait_of(m), lt_site(m)); /* GO, not done: we hold it */
     }
     l->hold = n;
     return lt_acquired(m);
@@ -258,12 +261,14 @@ static void dsm_fork_child(lt_mutex_t *m, int held)
 
 const struct lt_algo lt_algo_dsmsynch = {
     .name = "dsmsynch",
-    .caps = LT_CAP_DELEGATES | LT_CAP_SUPPORTS_COND | LT_CAP_FIFO,
+    .caps = LT_CAP_BLOCKING | LT_CAP_DELEGATES | LT_CAP_SUPPORTS_COND | LT_CAP_FIFO,
     .counts = LT_STAT_BIT(LT_STAT_PARKED) | LT_STAT_BIT(LT_STAT_HANDOVERS) |
               LT_STAT_BIT(LT_STAT_DELEGATED) | LT_STAT_BIT(LT_STAT_SESSIONS) |
               LT_STAT_BIT(LT_STAT_STEPPED_ASIDE) | LT_STAT_BIT(LT_STAT_ON_CALLER),
     .size = sizeof(struct dsm_lock),
-    .wait = "spin on own node, then yield",
+    .wait = "on own node, by the lock's policy (default spin-then-park)",
+    .waits = LT_WAIT_BIT(LT_WAIT_SPIN) | LT_WAIT_BIT(LT_WAIT_PARK) | LT_WAIT_BIT(LT_WAIT_YIELD),
+    .wait_default = LT_WAIT_PARK,
     .init = dsm_init,
     .destroy = dsm_destroy,
     .lock = dsm_lock,

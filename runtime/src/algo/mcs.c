@@ -15,12 +15,23 @@
  *                         fails: a waiter is between its XCHG and its link: wait for it.
  *           succ.state = GRANTED                 (release: the hand-over)
  *
- *   node.state:  WAITING --(predecessor's unlock)--> GRANTED
+ *   node.state:  WAITING --(predecessor's unlock)--------------------------> GRANTED
+ *                   |                                                         ^
+ *                   +--(waiter: budget spent, CAS)--> PARKED --(unlock: XCHG, FUTEX_WAKE)--+
+ *                   |                                   |                     |
+ *                   +--(unlock two ahead: CAS)--> NEAR <+-(CAS, FUTEX_WAKE)   +-(unlock: XCHG)
  *
- * Strict FIFO.  Waiting: LT_WAIT_SPIN, the classic MCS-S: the successor is always the eldest
- * waiter, the one most likely to have been descheduled, so with more threads than CPUs the
- * hand-over waits for the scheduler again and again and throughput collapses (mcstp skips
- * such waiters; mcscr keeps the queue short).  Not for oversubscribed use.
+ *   Under LT_WAIT_PARK an unlock that hands over to succ first promotes the waiter after succ
+ *   (wait.h, "waking ahead"): it is awake and spinning by the time succ hands over to it.
+ *
+ * Strict FIFO.  Waiting: the lock's policy (wait.h), spin-then-park by default (`mcs:park`):
+ * the waiter waits on its node through lt_wait_word, and unlock grants with lt_wake_word,
+ * which wakes it if it parked.  `mcs:spin` is the classic MCS-S: the successor is always the
+ * eldest waiter, the one most likely to have been descheduled, so with more threads than CPUs
+ * the hand-over waits for the scheduler again and again and throughput collapses; its unlock
+ * grants with a plain release store (the waiter never parks).  Parked, a hand-over costs a
+ * wake-up, but the holder is never kept off a CPU by spinners (mcstp skips descheduled
+ * waiters; mcscr keeps the queue short).
  * State: 16 bytes (tail, holder's node) + a 128-byte node per thread per lock held or awaited.
  * The queue operations are mcs_core.h's, shared with mcstp and mcscr.
  */
@@ -47,7 +58,7 @@ static __attribute__((noinline)) int mcs_wait(lt_mutex_t *m, struct lt_qnode *n,
 {
     lt_contended(m);
     mcs_link(pred, n);
-    lt_wait_word(&n->state, LT_WAIT_SPIN, lt_site(m));
+    lt_wait_word(&n->state, lt_wait_of(m), lt_site(m));
     mcs_set_owner(&LT_STATE(m, struct mcs_lock)->q, n);
     return lt_acquired(m);
 }
@@ -86,8 +97,17 @@ static __attribute__((noinline)) int mcs_handover(lt_mutex_t *m, struct lt_qnode
     if (!succ) /* a waiter is between its XCHG and its link */
         succ = mcs_await_link(n);
     lt_stat(lt_site(m), LT_STAT_HANDOVERS);
-    /* release: the hand-over.  The waiter never parks (LT_WAIT_SPIN): a store suffices. */
-    __atomic_store_n(&succ->state, LT_GRANTED, __ATOMIC_RELEASE);
+    /* release: the hand-over.  Under LT_WAIT_PARK the waiter may sleep: the exchange tells and
+     * wakes it; under the others it never parks, and a store suffices. */
+    if (lt_wait_of(m) == LT_WAIT_PARK) {
+        /* Wake the waiter after succ ahead (wait.h, "waking ahead"), while we still hold the
+         * lock: its node cannot go away before succ grants it, which succ cannot do yet. */
+        struct lt_qnode *next = mcs_next(succ);
+        if (next)
+            lt_wait_promote(&next->state);
+        lt_wake_word(&succ->state, LT_GRANTED);
+    } else
+        __atomic_store_n(&succ->state, LT_GRANTED, __ATOMIC_RELEASE);
     lt_qnode_put(n);
     return 0;
 }
@@ -111,10 +131,12 @@ static void mcs_fork_child(lt_mutex_t *m, int held)
 
 const struct lt_algo lt_algo_mcs = {
     .name = "mcs",
-    .caps = LT_CAP_SUPPORTS_COND | LT_CAP_FIFO,
+    .caps = LT_CAP_SUPPORTS_COND | LT_CAP_FIFO | LT_CAP_BLOCKING,
     .counts = LT_STAT_BIT(LT_STAT_PARKED) | LT_STAT_BIT(LT_STAT_HANDOVERS),
     .size = sizeof(struct mcs_lock),
-    .wait = "spin on own node, then yield",
+    .wait = "on own node, by the lock's policy (default spin-then-park)",
+    .waits = LT_WAIT_BIT(LT_WAIT_SPIN) | LT_WAIT_BIT(LT_WAIT_PARK) | LT_WAIT_BIT(LT_WAIT_YIELD),
+    .wait_default = LT_WAIT_PARK,
     .init = mcs_init,
     .destroy = mcs_destroy,
     .lock = mcs_lock,

@@ -12,10 +12,21 @@
  * spinning; twa fixes that).  The cheapest lock when uncontended: one atomic to lock, a plain
  * store to unlock.
  *
- * Waiting: LT_WAIT_SPIN.  A ticket cannot be given back, so a waiter cannot leave (a timed
- * waiter takes no ticket: a release hands it the lock, mutex.c) and cannot be skipped: when
- * threads outnumber CPUs the lock is handed to descheduled waiters in turn and throughput
- * collapses.  Not for oversubscribed use.  State: 8 bytes.
+ * Waiting: the lock's policy (wait.h), spin-then-park by default.  Every waiter reads the one
+ * word `owner`, so a parked waiter sleeps on the slot of (lock, its ticket) in wait.c's array
+ * (lt_slot_wait), and unlock under LT_WAIT_PARK stores owner with seq_cst and then kicks the
+ * slot of the ticket it serves if someone sleeps there (the Dekker pair of wait.h):
+ *
+ *   lock (park):   t = FETCH_ADD(next, 1); lt_slot_wait(owner == t, slot(l, t)): parks only
+ *                  while more than one ticket away (the next in line spins)
+ *   unlock (park): owner = o (seq_cst); lt_slot_kick_if_parked(slot(l, o)), and of o + 1: the
+ *                  waiter that is now next in line wakes while o's holder works
+ *
+ * A ticket cannot be given back, so a waiter cannot leave (a timed waiter takes no ticket: a
+ * release hands it the lock, mutex.c) and cannot be skipped: the hand-over to a parked waiter
+ * costs a wake-up.  `ticket:spin` (plain release store to unlock) hands the lock to
+ * descheduled waiters in turn when threads outnumber CPUs, and throughput collapses.
+ * State: 8 bytes.
  */
 #include "../algo.h"
 
@@ -43,9 +54,7 @@ static __attribute__((noinline)) int ticket_wait(lt_mutex_t *m, uint32_t t)
 {
     struct ticket_lock *l = LT_STATE(m, struct ticket_lock);
     lt_contended(m);
-    struct lt_spin s = LT_SPIN_INIT;
-    while (__atomic_load_n(&l->owner, __ATOMIC_ACQUIRE) != t)
-        lt_spin_poll(&s, LT_WAIT_SPIN);
+    lt_slot_wait(&l->owner, t, l, lt_wait_of(m), lt_site(m)); /* acquire on owner */
     return lt_acquired(m);
 }
 
@@ -88,8 +97,16 @@ static int ticket_unlock(lt_mutex_t *m)
     uint32_t o = __atomic_load_n(&l->owner, __ATOMIC_RELAXED) + 1; /* only we write it */
     if (__builtin_expect(lt_stats_on, 0))
         ticket_count_handover(m, o);
-    /* release: the critical section's writes go to the thread holding ticket o. */
-    __atomic_store_n(&l->owner, o, __ATOMIC_RELEASE);
+    /* release: the critical section's writes go to the thread holding ticket o.  Under
+     * LT_WAIT_PARK, seq_cst and then a look at o's slot: the granter's half of wait.h's Dekker
+     * pair (its waiter may be asleep there). */
+    if (lt_wait_of(m) != LT_WAIT_PARK) {
+        __atomic_store_n(&l->owner, o, __ATOMIC_RELEASE);
+        return 0;
+    }
+    __atomic_store_n(&l->owner, o, __ATOMIC_SEQ_CST);
+    lt_slot_kick_if_parked(lt_slot(l, o));     /* o's waiter, should it sleep */
+    lt_slot_kick_if_parked(lt_slot(l, o + 1)); /* now next in line: wake it ahead */
     return 0;
 }
 
@@ -104,10 +121,13 @@ static void ticket_fork_child(lt_mutex_t *m, int held)
 
 const struct lt_algo lt_algo_ticket = {
     .name = "ticket",
-    .caps = LT_CAP_SUPPORTS_COND | LT_CAP_FIFO,
+    .caps = LT_CAP_SUPPORTS_COND | LT_CAP_FIFO | LT_CAP_BLOCKING,
     .counts = LT_STAT_BIT(LT_STAT_PARKED) | LT_STAT_BIT(LT_STAT_HANDOVERS),
     .size = sizeof(struct ticket_lock),
-    .wait = "spin, then yield",
+    .wait = "on the lock (parked: on its ticket's slot), by the lock's policy (default "
+            "spin-then-park)",
+    .waits = LT_WAIT_BIT(LT_WAIT_SPIN) | LT_WAIT_BIT(LT_WAIT_PARK) | LT_WAIT_BIT(LT_WAIT_YIELD),
+    .wait_default = LT_WAIT_PARK,
     .init = ticket_init,
     .destroy = ticket_destroy,
     .lock = ticket_lock,

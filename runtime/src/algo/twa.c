@@ -2,47 +2,42 @@
  * twa - ticket lock augmented with a waiting array (Dice & Kogan, "TWA").
  *
  * A ticket lock whose far waiters do not spin on the lock: a waiter more than LTT tickets from
- * being served waits on a slot of one array shared by every twa lock of the process, chosen by
- * hashing (lock, ticket); only the next LTT waiters (here 1: the immediate successor) spin on
- * `grant`.  The hand-over store therefore invalidates one waiter's line, not every waiter's.
+ * being served waits on a slot of one array shared by every twa lock of the process (wait.c's
+ * slot array, lt_slot), chosen by hashing (lock, ticket); only the next LTT waiters (here 1:
+ * the immediate successor) spin on `grant`.  The hand-over store therefore invalidates one waiter's
+ * line, not every waiter's.
  *
  *   lock:   tx = FETCH_ADD(ticket, 1); dx = tx - grant
  *           dx == 0: owner.   dx > LTT: long-term wait -
  *             loop { u = slot(tx); recheck dx = tx - grant; dx <= LTT: break;
- *                    spin while slot(tx) == u }            (sample, recheck, then wait)
- *           short-term: spin until grant == tx
- *   unlock: grant = grant + 1 (release: the hand-over, first)
- *           FETCH_ADD(slot(grant + LTT), 1)  (then tell the waiter now LTT away to move up)
+ *                    wait while slot(tx) == u }            (sample, recheck, then wait)
+ *           short-term: wait until grant == tx (lt_slot_wait: parks on slot(tx))
+ *   unlock: grant = grant + 1 (release: the hand-over, first; seq_cst under LT_WAIT_PARK,
+ *           then kick slot(grant) if its waiter sleeps there: wait.h's Dekker pair)
+ *           kick slot(grant + LTT)  (then tell the waiter now LTT away to move up: an RMW
+ *           that always changes the slot, and wakes it if it parked; being next in line, it
+ *           then waits awake: lt_slot_wait parks only waiters more than one ticket away)
  *
  * Sampling the slot before re-reading grant is what prevents a lost wake-up: an unlock that
  * lands between the two reads changes the slot after the sample.  The slot's value means
  * nothing; a change means "re-read grant".  Collisions only cost a spurious re-read.
  *
- * Strict FIFO, like ticket.  Waiting: LT_WAIT_SPIN (the paper spins; parking is its future
- * work), so like every FIFO spin lock it collapses when threads outnumber CPUs: not for
- * oversubscribed use.  State: 8 bytes per lock, plus one 32 KiB array per process.
+ * Strict FIFO, like ticket.  Waiting: the lock's policy (wait.h), spin-then-park by default
+ * (the paper spins; parking is its future work: the slots are futex words here, so a far
+ * waiter sleeps where it used to spin).  `twa:spin` spins, then yields, and like every FIFO
+ * spin lock collapses when threads outnumber CPUs.  State: 8 bytes per lock, plus wait.c's
+ * 16 KiB slot array per process.
  */
 #include <stdint.h>
 
 #include "../algo.h"
 
-#define TWA_LTT   1u
-#define TWA_SLOTS 4096u /* power of two; the paper's size */
+#define TWA_LTT 1u
 
 struct twa_lock {
     uint32_t ticket, grant;
 };
 LT_STATE_FITS(struct twa_lock);
-
-/* 128-byte aligned: the adjacent-line prefetcher fetches line pairs. */
-static uint64_t twa_wait[TWA_SLOTS] __attribute__((aligned(128)));
-
-static inline uint64_t *twa_slot(const struct twa_lock *l, uint32_t t)
-{
-    /* x127 sends adjacent tickets 1016 bytes apart (different sectors, no stride pattern);
-     * the address keeps two locks moving in step from colliding on every ticket. */
-    return &twa_wait[(((uintptr_t)t * 127u) ^ (uintptr_t)l) & (TWA_SLOTS - 1)];
-}
 
 static int twa_init(lt_mutex_t *m)
 {
@@ -62,23 +57,22 @@ static int twa_destroy(lt_mutex_t *m)
 static __attribute__((noinline)) int twa_queue(lt_mutex_t *m, uint32_t tx, uint32_t dx)
 {
     struct twa_lock *l = LT_STATE(m, struct twa_lock);
+    enum lt_wait_policy p = lt_wait_of(m);
     lt_contended(m);
     struct lt_spin s = LT_SPIN_INIT;
     if (dx > TWA_LTT) {
-        uint64_t *w = twa_slot(l, tx);
+        uint32_t *w = lt_slot(l, tx);
         for (;;) {
-            /* acquire on the slot pairs with the unlocker's release FETCH_ADD: having seen
-             * the new slot value, the re-read below sees the grant stored before it. */
-            uint64_t u = __atomic_load_n(w, __ATOMIC_ACQUIRE);
+            /* acquire on the slot pairs with the unlocker's release kick: having seen the new
+             * slot value, the re-read below sees the grant stored before it. */
+            uint32_t u = __atomic_load_n(w, __ATOMIC_ACQUIRE);
             dx = tx - __atomic_load_n(&l->grant, __ATOMIC_ACQUIRE);
             if (dx <= TWA_LTT)
                 break;
-            while (__atomic_load_n(w, __ATOMIC_ACQUIRE) == u)
-                lt_spin_poll(&s, LT_WAIT_SPIN);
+            lt_slot_wait_change(w, u, p, &s, lt_site(m));
         }
     }
-    while (__atomic_load_n(&l->grant, __ATOMIC_ACQUIRE) != tx)
-        lt_spin_poll(&s, LT_WAIT_SPIN);
+    lt_slot_wait(&l->grant, tx, l, p, lt_site(m)); /* acquire on grant */
     return lt_acquired(m);
 }
 
@@ -114,12 +108,19 @@ static int twa_unlock(lt_mutex_t *m)
     uint32_t k = __atomic_load_n(&l->grant, __ATOMIC_RELAXED) + 1; /* only the holder writes */
     if (__builtin_expect(lt_stats_on, 0) && __atomic_load_n(&l->ticket, __ATOMIC_RELAXED) != k)
         lt_stat(lt_site(m), LT_STAT_HANDOVERS);
-    /* release: the hand-over, done first. */
-    __atomic_store_n(&l->grant, k, __ATOMIC_RELEASE);
-    /* release: a waiter that sees the new slot value sees the new grant.  Off the critical
-     * path (the successor already owns the lock), and never skipped, even when nobody seemed
-     * to wait: a waiter that took ticket k + LTT just now may already sleep on this slot. */
-    __atomic_fetch_add(twa_slot(l, k + TWA_LTT), 1, __ATOMIC_RELEASE);
+    /* release: the hand-over, done first.  Under LT_WAIT_PARK seq_cst, then a look at k's slot:
+     * the granter's half of wait.h's Dekker pair (its waiter may sleep there). */
+    if (lt_wait_of(m) == LT_WAIT_PARK) {
+        __atomic_store_n(&l->grant, k, __ATOMIC_SEQ_CST);
+        lt_slot_kick_if_parked(lt_slot(l, k)); /* k's waiter, should it sleep */
+    } else {
+        __atomic_store_n(&l->grant, k, __ATOMIC_RELEASE);
+    }
+    /* release (the kick's RMW): a waiter that sees the new slot value sees the new grant.  Off
+     * the critical path (the successor already owns the lock), and never skipped, even when
+     * nobody seemed to wait: a waiter that took ticket k + LTT just now may already wait on
+     * this slot. */
+    lt_slot_kick(lt_slot(l, k + TWA_LTT));
     return 0;
 }
 
@@ -135,10 +136,13 @@ static void twa_fork_child(lt_mutex_t *m, int held)
 
 const struct lt_algo lt_algo_twa = {
     .name = "twa",
-    .caps = LT_CAP_SUPPORTS_COND | LT_CAP_FIFO,
+    .caps = LT_CAP_SUPPORTS_COND | LT_CAP_FIFO | LT_CAP_BLOCKING,
     .counts = LT_STAT_BIT(LT_STAT_PARKED) | LT_STAT_BIT(LT_STAT_HANDOVERS),
     .size = sizeof(struct twa_lock),
-    .wait = "spin (near waiter on the lock, far waiters on a shared array), then yield",
+    .wait = "near waiter on the lock, far waiters on a shared array, by the lock's policy "
+            "(default spin-then-park)",
+    .waits = LT_WAIT_BIT(LT_WAIT_SPIN) | LT_WAIT_BIT(LT_WAIT_PARK) | LT_WAIT_BIT(LT_WAIT_YIELD),
+    .wait_default = LT_WAIT_PARK,
     .init = twa_init,
     .destroy = twa_destroy,
     .lock = twa_lock,
