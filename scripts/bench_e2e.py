@@ -91,7 +91,12 @@ def summarize(app: apps.App, doc: dict, dest: Path, args) -> dict:
             {
                 "threads": point["threads"],
                 "recommended": header.get("ratio"),
+                "recommended_interval": header.get("interval"),
                 "best": point["best"],
+                # every configuration's 95% interval of its ratio to the original
+                "intervals": {
+                    n: v.get("interval") for n, v in point["variants"].items() if n != "original"
+                },
                 "original_throughput": point["variants"]["original"]["throughput"],
             }
         )
