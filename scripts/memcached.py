@@ -490,17 +490,19 @@ def e2e(
         }
     summary["suites"] = {}
     for algo in algorithms:
-        rec = steps.get(f"test-{algo}")
-        if rec is None or rec["status"] == "failed" and "suite" not in rec:
-            summary["suites"][algo] = {"status": "not run"}
-        elif rec["status"] == "unavailable":
-            summary["suites"][algo] = {"status": "unavailable", "why": rec["why"]}
-        else:
-            summary["suites"][algo] = {
-                "status": "green" if rec["status"] == "ok" else "regressions",
-                "line": rec["line"],
-                "regressions": rec["tail"] if rec["status"] != "ok" else [],
-            }
+        rec = steps.get(f"test-{algo}", {"status": "not run"})
+        if "suite" not in rec:  # not run, unavailable, or the step failed (its error)
+            summary["suites"][algo] = {k: rec[k] for k in ("status", "why", "error") if k in rec}
+            continue
+        details = rec.get("details", {})
+        summary["suites"][algo] = {
+            "status": "green" if rec["status"] == "ok" else rec["status"],
+            "line": rec["line"],
+            "regressions": [
+                f"{c} {details.get(c, '')}".rstrip()
+                for c in rec.get("regressions", rec["failing_cases"])
+            ],
+        }
     if bench_seconds > 0 and steps.get("build-rewritten", {}).get("status") == "ok":
         doc, out_dir = bench(work, algorithms, bench_repeats, bench_seconds, results)
         p = doc["points"][0]
@@ -576,8 +578,7 @@ def main() -> int:
             print(realprog.build_rewritten(RECIPE, work))
         elif args.step == "test":
             rec = realprog.run_tests(recipe(args.jobs, args.quick), work, args.tree, args.algo)
-            print("\n".join(rec.get("tail", [])))
-            print(rec["line"])
+            print("\n".join([*rec.get("tail", []), rec["line"]]))
             return int(rec["status"] != "ok")
         elif args.step == "bench":
             bench(work, algos, args.repeats or 5, args.seconds, args.results)
