@@ -8,19 +8,29 @@ its own tests run on the original and under each lock algorithm.
     scripts/realprog.py list                          the recipes and what each covers
     scripts/realprog.py fetch           PROG          apt-get source -> build/realprog/PROG/source
     scripts/realprog.py build-original  PROG [-w W]   configure + `bear -- BUILD`: W/original
+    scripts/realprog.py profile         PROG [-w W]   locktune profile under the recipe's workload
+                                                      (recipes that have one): W/profile.json
     scripts/realprog.py rewrite         PROG [-w W]   locktune rewrite: W/rewritten, W/rewrite.json
+                                                      (--profile W/profile.json when there is one)
     scripts/realprog.py build-rewritten PROG [-w W]   clean, configure and build with locktune flags
     scripts/realprog.py test            PROG [-w W]   its own tests: --tree original|rewritten,
                                                       --algo X (LOCKTUNE_ALGO=default=X)
     scripts/realprog.py all             PROG|all      every step, its tests under each algorithm;
                                                       W/result.json
     scripts/realprog.py table                         bench/results/realprog/ from each result.json
+    scripts/realprog.py bench-rewrite   PROG [-w W]   the rewrite's time, --repeats N times:
+                                                      bench/results/rewrite-PROG.{json,svg}
 
 W defaults to build/realprog/PROG/work.  The sources are fetched once (deb-src entries:
-`scripts/bootstrap --deb-src`) and never committed.  The rewrite gets no per-program option:
-`--compile-commands`, `--out`, `--report` and the tree, nothing else.  Every command is printed
-before it runs (`realprog: $ ...`).  The recipe of memcached, the first real program, stays in
-scripts/memcached.py (it also profiles and benchmarks); this runner reuses its helpers.
+`scripts/bootstrap --deb-src`, derived from this machine's apt sources) and never committed.
+The rewrite gets no per-program option: `--compile-commands`, `--out`, `--report` and the
+tree (and `--profile` where the recipe profiles its program), nothing else.  Every command is
+printed before it runs (`realprog: $ ...`).
+
+A recipe is a few shell lines (RECIPES below).  A program that needs Python for more (a test
+harness judged file by file, a workload to profile and benchmark it under) has its recipe in
+a script of its own that builds on this runner: memcached's is scripts/memcached.py
+(RECIPE_SCRIPTS); `list`, `all` and the steps above take it like the others.
 """
 
 from __future__ import annotations
@@ -34,9 +44,11 @@ import re
 import shlex
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,43 +57,63 @@ CACHE = ROOT / "build" / "realprog"
 RESULTS = ROOT / "bench" / "results" / "realprog"
 JOBS = str(os.cpu_count() or 2)
 ALGORITHMS = ["posix", "mcs", "shfl-block", "ccsynch", "rcl"]
+GOOD = ("ok", "unavailable")  # a step's status that is no failure
 
 
-def _memcached_module():
-    spec = importlib.util.spec_from_file_location(
-        "memcached_recipe", ROOT / "scripts" / "memcached.py"
-    )
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+# A script that loads one of RECIPE_SCRIPTS (or is one) finds this module under one name.
+sys.modules.setdefault("realprog", sys.modules[__name__])
 
 
-_MC = _memcached_module()
-Failed = _MC.Failed
-locktune = _MC.locktune
-copy_tree = _MC.copy_tree  # keeps timestamps: make does not rerun automake in a copy
+class Failed(Exception):
+    """A step that could not be done; the message says what and where."""
 
 
-def run_bounded(cmd: list[str], cwd: Path, env: dict | None, timeout: float, log: Path):
+def locktune() -> str:
+    exe = shutil.which("locktune") or str(ROOT / ".venv" / "bin" / "locktune")
+    if not os.access(exe, os.X_OK):
+        raise Failed("`locktune` is not installed: run scripts/bootstrap")
+    return exe
+
+
+def copy_tree(src: Path, dst: Path) -> None:
+    """A copy that keeps timestamps (otherwise make reruns aclocal/automake in the copy)."""
+    if dst.exists():
+        shutil.rmtree(dst)
+    shutil.copytree(src, dst, symlinks=True)
+
+
+def run_bounded(
+    cmd: list[str], cwd: Path, env: dict | None, timeout: float, log: Path | None = None
+):
     """(exit status or None when it ran past timeout, output, seconds).  The output goes to
-    log as it comes, so what a hung run printed is kept; past the timeout the command and
-    whatever it started are killed."""
+    log as it comes (when one is given), so what a hung run printed is kept; past the timeout
+    the command and whatever it started (servers, children) are killed."""
     t0 = time.monotonic()
-    with open(log, "w") as out:
+    with open(log, "w") if log else contextlib.nullcontext() as out:
         proc = subprocess.Popen(
-            cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            cmd,
+            cwd=cwd,
+            env=env,
+            stdout=out if log else subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
         )
         try:
-            rc = proc.wait(timeout=timeout)
+            text, _ = proc.communicate(timeout=timeout)
+            rc = proc.returncode
         except subprocess.TimeoutExpired:
             rc = None
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-    text = log.read_text(errors="replace")
+            text, _ = proc.communicate()
+    if log:
+        text = log.read_text(errors="replace")
+    text = text or ""
     if rc is None:
         text += f"\n[realprog: killed after {timeout:.0f} s]\n"
-        log.write_text(text)
+        if log:
+            log.write_text(text)
     return rc, text, time.monotonic() - t0
 
 
@@ -91,7 +123,14 @@ class Recipe:
     root; `$LT_CFLAGS` and `$LT_LIBS` hold `locktune flags --cflags` / `--libs` for the
     rewritten tree and are empty for the original, and `$JOBS` the machine's CPU count.
     `build` runs under `bear` for the original; `clean` removes the original's build products
-    from the rewritten copy (a failure there is ignored)."""
+    from the rewritten copy (a failure there is ignored).
+
+    A recipe with a `harness` runs its tests in Python instead of the `test` line (which then
+    only says what the harness does): harness(tree, env, log) returns the test record, with
+    `exit`, `status` and the cases it ran (`passing_cases`, `failing_cases`, and `details`
+    of the failing ones), judged case by case like TAP.  A recipe with a `profile` has a
+    workload: profile(work) runs `locktune profile` of the original under it and returns
+    W/profile.json, which `all` runs before the rewrite and hands to it (`--profile`)."""
 
     name: str
     package: str  # the Debian source package
@@ -107,6 +146,13 @@ class Recipe:
     tap: bool = False
     needs_network: tuple[str, ...] = ()  # TAP cases not judged (listed in the record)
     env: dict[str, str] = field(default_factory=dict)  # for every step, both trees
+    harness: Callable[[Path, dict, Path], dict] | None = None
+    profile: Callable[[Path], Path] | None = None
+
+    @property
+    def by_case(self) -> bool:
+        """Its test runs are judged case by case against the original's run."""
+        return self.tap or self.harness is not None
 
 
 RECIPES: dict[str, Recipe] = {
@@ -196,6 +242,26 @@ RECIPES: dict[str, Recipe] = {
     ]
 }
 
+# Recipes in scripts of their own (each defines RECIPE): they carry Python, and more steps of
+# their own (memcached: a test harness, a load to profile and benchmark it under).
+RECIPE_SCRIPTS = ("memcached.py",)
+
+
+def load_script(name: str):
+    """One of scripts/, loaded as a module (it finds this module as `realprog`)."""
+    key = f"realprog_{Path(name).stem}"
+    if key not in sys.modules:
+        spec = importlib.util.spec_from_file_location(key, ROOT / "scripts" / name)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[key] = mod  # its dataclasses look their module up
+        spec.loader.exec_module(mod)
+    return sys.modules[key]
+
+
+def every_recipe() -> dict[str, Recipe]:
+    """RECIPES and those of RECIPE_SCRIPTS."""
+    return {**RECIPES, **{r.name: r for r in (load_script(f).RECIPE for f in RECIPE_SCRIPTS)}}
+
 
 def say(msg: str) -> None:
     print(f"realprog: {msg}", file=sys.stderr, flush=True)
@@ -277,15 +343,23 @@ def build_original(recipe: Recipe, work: Path) -> dict:
     return rec
 
 
-def rewrite(recipe: Recipe, work: Path) -> dict:
-    """locktune rewrite with the compile commands and nothing else; the report is kept
-    (W/rewrite.json) whatever the exit status, and summarised."""
-    tree, out, report = work / "original", work / "rewritten", work / "rewrite.json"
+def rewrite(
+    recipe: Recipe, work: Path, profile: Path | None = None, out: Path | None = None
+) -> dict:
+    """locktune rewrite with the compile commands and nothing else (and the profile, when
+    one is given: its figures and recommendations land in locktune_config.h); the report is
+    kept (W/rewrite.json, or OUT.report.json beside another OUT) whatever the exit status,
+    and summarised."""
+    tree = work / "original"
+    report = work / "rewrite.json" if out is None else out.with_name(out.name + ".report.json")
+    out = out or work / "rewritten"
     report.unlink(missing_ok=True)
     if out.exists() and not (out / "locktune_config.h").exists():
         shutil.rmtree(out)
     cmd = [locktune(), "rewrite", "--compile-commands", str(tree / "compile_commands.json")]
-    cmd += ["--out", str(out), "--report", str(report), str(tree)]
+    cmd += ["--out", str(out), "--report", str(report)]
+    cmd += ["--profile", str(profile)] if profile else []
+    cmd.append(str(tree))
     say("$ " + shlex.join(cmd))
     rc, output, wall = run_bounded(cmd, ROOT, None, 3600, work / "rewrite.log")
     print(output, end="")
@@ -315,6 +389,7 @@ def rewrite(recipe: Recipe, work: Path) -> dict:
             if k in s
         }
         rec["lock_wrappers"] = sorted(rep.get("lock_wrappers") or {})
+        rec["tools"] = rep.get("tools")
         rec["failed_files"] = [
             {"file": f["file"], "error": f.get("error")}
             for f in rep.get("files", [])
@@ -361,34 +436,39 @@ def build_rewritten(recipe: Recipe, work: Path) -> dict:
     return {"wall_s": round(t, 1)}
 
 
-def judge_tap(recipe: Recipe, rec: dict, baseline: dict | None) -> dict:
-    """A TAP run's status from its cases: the baseline (no baseline given) is ok when at least
-    95% of its cases pass; another run is ok when every case that passes on the baseline
+def judge_cases(recipe: Recipe, rec: dict, baseline: dict | None) -> dict:
+    """A run's status from its cases.  The baseline (no baseline given): a TAP run is ok when
+    at least 95% of its cases pass (the others need what this machine lacks), a harness's run
+    is what the harness says.  Another run is ok when every case that passes on the baseline
     passes.  The cases of `needs_network` are not judged."""
     skip = set(recipe.needs_network)
     failing = [c for c in rec["failing_cases"] if c not in skip]
     rec["not_judged"] = sorted(skip & set(rec["failing_cases"] + rec["passing_cases"]))
     if rec["status"] == "timed out" or not rec["cases"]:
         return rec
+    details = rec.get("details") or {}
     if baseline is None:
-        ok = len(rec["passing_cases"]) >= 0.95 * rec["cases"]
-        rec["status"] = "ok" if ok else "cases failed"
-        rec["tail"] = [f"not ok: {c}" for c in failing]
+        if recipe.tap:
+            ok = len(rec["passing_cases"]) >= 0.95 * rec["cases"]
+            rec["status"] = "ok" if ok else "cases failed"
+        rec["tail"] = [f"not ok: {c} {details.get(c, '')}".rstrip() for c in failing]
         return rec
     lost = sorted(set(baseline["passing_cases"]) - set(rec["passing_cases"]) - skip)
     rec["regressions"] = lost
     rec["status"] = "ok" if not lost else "regressions"
-    rec["tail"] = [f"passes on the original, not here: {c}" for c in lost]
+    rec["tail"] = [
+        f"passes on the original, not here: {c} {details.get(c, '')}".rstrip() for c in lost
+    ]
     return rec
 
 
 def run_tests(
     recipe: Recipe, work: Path, tree: str, algo: str | None, baseline: dict | None = None
 ) -> dict:
-    """Its own tests in W/TREE; status ok or failed, with the output's tail.  TAP recipes:
-    the original is the baseline (ok when at least 95% of its cases pass, the others listed:
-    they need what this machine lacks), a rewritten tree is ok when every case that passed
-    on the baseline passes."""
+    """Its own tests in W/TREE (W/test-LABEL.json and .log, LABEL the algorithm or the tree);
+    status ok or failed, with the output's tail.  Recipes judged by case (TAP, a harness):
+    the original's run is the baseline, and a rewritten tree is ok when every case that
+    passed on the baseline passes (judge_cases)."""
     path = work / tree
     if os.geteuid() == 0 and "--reuid=nobody" in recipe.test:
         # The suite runs as nobody and runs its own executable by path: a folder above the
@@ -399,35 +479,46 @@ def run_tests(
                     f"{recipe.name}: its tests run as nobody, who cannot enter {d} "
                     f"(mode {d.stat().st_mode & 0o777:o}): put the work folder elsewhere (-w)"
                 )
-    if recipe.tap and baseline is None and tree == "rewritten":
+    if recipe.by_case and baseline is None and tree == "rewritten":
         prev = work / "test-original.json"
         baseline = json.loads(prev.read_text()) if prev.exists() else None
     env = step_env(recipe, rewritten=tree == "rewritten", algo=algo)
     label = algo or tree
     algo_env = f"LOCKTUNE_ALGO={env['LOCKTUNE_ALGO']} " if algo else ""
-    say(f"$ (cd {path} && {algo_env}bash -c {shlex.quote(recipe.test)})")
     log = work / f"test-{label}.log"
-    rc, out, wall = run_bounded(["bash", "-c", recipe.test], path, env, recipe.test_timeout, log)
-    rec = {"wall_s": round(wall, 1), "exit": rc}
-    if rc == 0:
-        rec["status"] = "ok"
+    if recipe.harness:
+        say(f"$ (cd {path} && {algo_env}{recipe.test})  # {recipe.name}'s harness")
+        rec = recipe.harness(path, env, log)
     else:
-        rec["status"] = "timed out" if rc is None else "failed"
-        rec["tail"] = out.strip().splitlines()[-15:]
-    if recipe.tap:
-        cases = {m[2].strip(): not m[1] for m in re.finditer(r"^(not )?ok \d+ - (.+)$", out, re.M)}
-        rec["cases"] = len(cases)
-        rec["failing_cases"] = sorted(c for c, ok in cases.items() if not ok)
-        rec["passing_cases"] = sorted(c for c, ok in cases.items() if ok)
-        judge_tap(recipe, rec, baseline)
+        say(f"$ (cd {path} && {algo_env}bash -c {shlex.quote(recipe.test)})")
+        rc, out, wall = run_bounded(
+            ["bash", "-c", recipe.test], path, env, recipe.test_timeout, log
+        )
+        rec = {"wall_s": round(wall, 1), "exit": rc}
+        if rc == 0:
+            rec["status"] = "ok"
+        else:
+            rec["status"] = "timed out" if rc is None else "failed"
+            rec["tail"] = out.strip().splitlines()[-15:]
+        if recipe.tap:
+            pat = r"^(not )?ok \d+ - (.+)$"
+            cases = {m[2].strip(): not m[1] for m in re.finditer(pat, out, re.M)}
+            rec["cases"] = len(cases)
+            rec["failing_cases"] = sorted(c for c, ok in cases.items() if not ok)
+            rec["passing_cases"] = sorted(c for c, ok in cases.items() if ok)
+    if recipe.by_case:
+        judge_cases(recipe, rec, baseline)
     (work / f"test-{label}.json").write_text(json.dumps(rec, indent=1) + "\n")
     say(f"{recipe.name}: tests ({label}): {rec['status']} in {rec['wall_s']} s")
+    for line in rec.get("tail", [])[:20] if rec["status"] != "ok" else []:
+        say(f"  {line}")
     return rec
 
 
 def run_all(recipe: Recipe, work: Path, algorithms: list[str], rebuild: bool = False) -> dict:
-    """Every step; a failed step is recorded (with its message) and stops what needs it.
-    W/result.json is the record the table is made from."""
+    """Every step; a failed step is recorded (with its message) and stops what needs it; an
+    algorithm this liblocktune lacks is recorded as unavailable, not run.  W/result.json is
+    the record the table is made from."""
     result: dict = {"program": recipe.name, "package": recipe.package, "covers": recipe.covers}
     result["source"] = None
     steps = result["steps"] = {}
@@ -462,29 +553,103 @@ def run_all(recipe: Recipe, work: Path, algorithms: list[str], rebuild: bool = F
     elif not timed("build-original", build_original, recipe, work):
         return result
     timed("test-original", run_tests, recipe, work, "original", None)
-    rec = rewrite(recipe, work)
+    profile = None
+    if recipe.profile and timed("profile", lambda: {"profile": str(recipe.profile(work))}):
+        profile = Path(steps["profile"]["profile"])
+    rec = rewrite(recipe, work, profile)
     rec["status"] = "ok" if rec["exit"] == 0 else "failed"
     steps["rewrite"] = rec
     if timed("build-rewritten", build_rewritten, recipe, work):
+        sys.path.insert(0, str(ROOT))
+        from locktune.bench import lockbench
+
+        unavailable = lockbench.available(algorithms, len(os.sched_getaffinity(0))).unavailable
         for algo in algorithms:
-            base = steps.get("test-original") if recipe.tap else None
+            if algo in unavailable:
+                steps[f"test-{algo}"] = {"status": "unavailable", "why": unavailable[algo]}
+                say(f"{recipe.name}: {algo} unavailable ({unavailable[algo]})")
+                continue
+            base = steps.get("test-original") if recipe.by_case else None
             timed(f"test-{algo}", run_tests, recipe, work, "rewritten", algo, base)
     result["wall_s"] = round(time.monotonic() - t0, 1)
     (work / "result.json").write_text(json.dumps(result, indent=1) + "\n")
     return result
 
 
+def bench_rewrite(recipe: Recipe, work: Path, repeats: int, out_dir: Path) -> Path:
+    """Rewrite time of the whole tree (target: under 60 s) and the share of sections
+    extracted, repeated; min/median/max with the machine described:
+    OUT_DIR/rewrite-PROG.{json,svg}."""
+    sys.path.insert(0, str(ROOT))
+    from locktune import charts, machine
+
+    if not (work / "original" / "compile_commands.json").exists():
+        build_original(recipe, work)
+    runs = []
+    for i in range(repeats):
+        out = work / f"bench-rewritten-{i}"
+        rec = rewrite(recipe, work, out=out)
+        shutil.rmtree(out, ignore_errors=True)
+        if rec["exit"] != 0 or not rec["summary"]:
+            raise Failed(f"locktune rewrite exited {rec['exit']} (log: {work / 'rewrite.log'})")
+        runs.append(rec)
+        say(f"{recipe.name}: rewrite {i + 1}/{repeats}: {rec['wall_s']:.1f} s")
+    walls = [r["wall_s"] for r in runs]
+    last = runs[-1]["summary"]
+    share = 100.0 * last["extracted"] / last["sections"] if last["sections"] else 0.0
+    result = {
+        "benchmark": f"rewrite-time-{recipe.name}",
+        "command": f"scripts/realprog.py bench-rewrite {recipe.name} --repeats {repeats}",
+        "machine": machine.describe(),
+        "program": fetch(recipe).name,
+        "target_s": 60,
+        "wall_s": {
+            "min": min(walls),
+            "median": statistics.median(walls),
+            "max": max(walls),
+            "runs": walls,
+        },
+        "phases_s": last.get("phases_s"),
+        "files": last["files"],
+        "files_rewritten": last["files_rewritten"],
+        "sections": last["sections"],
+        "extracted": last["extracted"],
+        "kept": last["kept"],
+        "extracted_percent": round(share, 1),
+        "kept_reasons": last["kept_reasons"],
+        "sites": last["sites"],
+        "extract_mode": (runs[-1].get("tools") or {}).get("extract"),
+    }
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"rewrite-{recipe.name}.json"
+    path.write_text(json.dumps(result, indent=2) + "\n")
+    svg = charts.bar_chart(
+        f"locktune rewrite of {result['program']}: wall time ({repeats} runs)",
+        ["min", "median", "max"],
+        {"rewrite (s)": [min(walls), statistics.median(walls), max(walls)]},
+        y_label="seconds",
+        reference=60.0,
+    )
+    (out_dir / f"rewrite-{recipe.name}.svg").write_text(svg)
+    say(
+        f"wall {min(walls):.1f} / {statistics.median(walls):.1f} / {max(walls):.1f} s "
+        f"(min/median/max), {last['extracted']}/{last['sections']} sections extracted "
+        f"({share:.0f}%): {path}"
+    )
+    return path
+
+
 def rejudge(recipe: Recipe, result: dict) -> dict:
-    """A TAP recipe's test records judged again from their cases by today's rule (the cases
+    """A by-case recipe's test records judged again from their cases by today's rule (the cases
     are kept in each record): a record made before a rule changed reads as the rule says."""
     steps = result.get("steps", {})
     base = steps.get("test-original")
-    if not recipe.tap or not base or "passing_cases" not in base:
+    if not recipe.by_case or not base or "passing_cases" not in base:
         return result
-    judge_tap(recipe, base, None)
+    judge_cases(recipe, base, None)
     for name, rec in steps.items():
         if name.startswith("test-") and name != "test-original" and "passing_cases" in rec:
-            judge_tap(recipe, rec, base)
+            judge_cases(recipe, rec, base)
     return result
 
 
@@ -556,7 +721,8 @@ def table(results: dict[str, dict], out_dir: Path) -> Path:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    steps = ["list", "fetch", "build-original", "rewrite", "build-rewritten", "test", "all"]
+    steps = ["list", "fetch", "build-original", "profile", "rewrite", "build-rewritten", "test"]
+    steps += ["all", "bench-rewrite"]
     ap.add_argument("step", choices=[*steps, "table"])
     ap.add_argument("program", nargs="?", help="a recipe's name (`all`: every recipe)")
     ap.add_argument("-w", "--work", type=Path, help="work directory (build/realprog/PROG/work)")
@@ -564,36 +730,54 @@ def main() -> int:
     ap.add_argument("--algo", help="test: LOCKTUNE_ALGO=default=ALGO")
     ap.add_argument("--algos", default=",".join(ALGORITHMS), help="all: the algorithms")
     ap.add_argument("--rebuild", action="store_true", help="all: build the original again")
-    ap.add_argument("--results", type=Path, default=RESULTS, help="table: output folder")
+    ap.add_argument("--repeats", type=int, default=5, help="bench-rewrite: runs (5)")
+    ap.add_argument(
+        "--results",
+        type=Path,
+        help="table: output folder (bench/results/realprog); bench-rewrite: bench/results",
+    )
     args = ap.parse_args()
+    recipes = every_recipe()
     if args.step == "list":
-        for r in RECIPES.values():
+        for r in recipes.values():
             print(f"{r.name:10} {r.package:10} " + "; ".join(r.covers))
         return 0
     if args.step == "table":
         found = {}
-        for name in RECIPES:
+        for name, recipe in recipes.items():
             p = default_work(name) / "result.json"
             if p.exists():
-                found[name] = rejudge(RECIPES[name], json.loads(p.read_text()))
-        print(table(found, args.results))
+                found[name] = rejudge(recipe, json.loads(p.read_text()))
+        print(table(found, args.results or RESULTS))
         return 0
-    if args.program not in [*RECIPES, "all"] or (args.program == "all" and args.step != "all"):
-        ap.error(f"program: one of {', '.join(RECIPES)} (or `all` with the step all)")
-    names = list(RECIPES) if args.program == "all" else [args.program]
+    if args.program not in [*recipes, "all"] or (args.program == "all" and args.step != "all"):
+        ap.error(f"program: one of {', '.join(recipes)} (or `all` with the step all)")
+    names = list(recipes) if args.program == "all" else [args.program]
     status = 0
     for name in names:
-        recipe = RECIPES[name]
+        recipe = recipes[name]
         work = (args.work or default_work(name)).resolve()
         try:
             if args.step == "fetch":
                 print(fetch(recipe))
             elif args.step == "build-original":
                 print(build_original(recipe, work))
+            elif args.step == "profile":
+                if not recipe.profile:
+                    raise Failed(f"{name}: its recipe has no workload to profile it under")
+                print(recipe.profile(work))
             elif args.step == "rewrite":
-                status |= rewrite(recipe, work)["exit"] != 0
+                profile = work / "profile.json" if recipe.profile else None
+                status |= (
+                    rewrite(recipe, work, profile if profile and profile.exists() else None)["exit"]
+                    != 0
+                )
             elif args.step == "build-rewritten":
                 print(build_rewritten(recipe, work))
+            elif args.step == "bench-rewrite":
+                bench_rewrite(
+                    recipe, work, args.repeats, args.results or ROOT / "bench" / "results"
+                )
             elif args.step == "test":
                 rec = run_tests(recipe, work, args.tree, args.algo)
                 print("\n".join(rec.get("tail", [])))
@@ -608,7 +792,7 @@ def main() -> int:
             else:
                 algos = [a.strip() for a in args.algos.split(",") if a.strip()]
                 res = run_all(recipe, work, algos, args.rebuild)
-                bad = [k for k, v in res["steps"].items() if v["status"] != "ok"]
+                bad = [k for k, v in res["steps"].items() if v["status"] not in GOOD]
                 say(f"{name}: " + (f"failed steps: {', '.join(bad)}" if bad else "all green"))
                 status |= bool(bad)
         except Failed as e:

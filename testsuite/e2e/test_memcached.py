@@ -3,7 +3,8 @@ its own build, its own suite run on the original as the baseline, profiled under
 load (memcaslap), rewritten with that profile, built again by its own build (memcached-debug
 included, configure adds -Werror -pedantic), its own suite run under each lock algorithm
 (every test file and testapp case that passes on the original must pass), and the throughput
-driver run once.  The recipe is scripts/memcached.py; about 10-15 minutes on 2 vCPUs.
+driver run once.  The recipe is scripts/memcached.py (its harness and workload), run by the
+real-program runner scripts/realprog.py; about 10-15 minutes on 2 vCPUs.
 """
 
 from __future__ import annotations
@@ -13,12 +14,14 @@ import json
 import os
 import re
 import subprocess
+import sys
 
 import pytest
 from conftest import ROOT
 
 from locktune.algorithms import names as algorithm_names
-from locktune.bench import compare, lockbench
+from locktune.bench import lockbench
+from locktune.rewrite import report as rewrite_report
 
 pytestmark = pytest.mark.memcached
 
@@ -28,61 +31,67 @@ def _recipe():
         "memcached_recipe", ROOT / "scripts" / "memcached.py"
     )
     mod = importlib.util.module_from_spec(spec)
+    sys.modules["memcached_recipe"] = mod  # its recipe is a dataclass of the runner
     spec.loader.exec_module(mod)
     return mod
 
 
-RECIPE = _recipe()
+MC = _recipe()
+RP = MC.realprog  # the runner
+RECIPE = MC.RECIPE
 
 
 def _step(fn, *args, **kw):
     try:
         return fn(*args, **kw)
-    except RECIPE.Failed as e:
+    except RP.Failed as e:
         pytest.fail(str(e))
 
 
 @pytest.fixture(scope="module")
 def work(tmp_path_factory, locktune_bin):
     try:
-        RECIPE.fetch()
-    except RECIPE.Failed as e:
+        RP.fetch(RECIPE)
+    except RP.Failed as e:
         pytest.skip(str(e))
     work = tmp_path_factory.mktemp("memcached")
-    _step(RECIPE.build_original, work)
+    _step(RP.build_original, RECIPE, work)
     return work
 
 
 @pytest.fixture(scope="module")
 def baseline(work):
-    suite = RECIPE.run_suite(work / "original", compare.clean_env())
-    (work / "suite-original.json").write_text(json.dumps(suite, indent=1))
-    return suite
+    """The runner's record of its suite on the original (the suite itself under `suite`)."""
+    return _step(RP.run_tests, RECIPE, work, "original", None)
 
 
 @pytest.fixture(scope="module")
 def profiled(work):
-    path = _step(RECIPE.profile_under_load, work, 5)
+    path = _step(MC.profile_under_load, work, 5)
     return path, json.loads(path.read_text())
 
 
 @pytest.fixture(scope="module")
 def rewritten(work, profiled):
-    return _step(RECIPE.rewrite, work, profile=profiled[0])
+    rec = _step(RP.rewrite, RECIPE, work, profiled[0])
+    assert rec["exit"] == 0, "\n".join(RP.summary_lines("memcached", rec))
+    return rewrite_report.read(work / "rewrite.json")
 
 
 @pytest.fixture(scope="module")
 def built(work, rewritten):
-    return _step(RECIPE.build_rewritten, work)
+    _step(RP.build_rewritten, RECIPE, work)
+    return work / "rewritten"
 
 
 def test_its_own_suite_on_the_original_is_the_baseline(baseline):
     # The notes: 69 files pass and 13 skip (no TLS, no proxy, root, disabled upstream).
     # Any that fail here are not held against the rewritten build, but most must pass.
-    assert baseline["counts"].get("ok", 0) >= 60, RECIPE.suite_line(baseline)
-    assert baseline["assertions"] > 100_000
-    assert baseline["testapp"]["status"] == "ok", baseline["testapp"]
-    assert len(baseline["testapp"]["cases"]) >= 50
+    suite = baseline["suite"]
+    assert suite["counts"].get("ok", 0) >= 60, baseline["line"]
+    assert suite["assertions"] > 100_000
+    assert suite["testapp"]["status"] == "ok", suite["testapp"]
+    assert len(suite["testapp"]["cases"]) >= 50
 
 
 def test_profile_under_load_finds_memcacheds_locks(profiled):
@@ -145,24 +154,26 @@ def test_builds_with_its_own_build_system(built):
 @pytest.fixture(scope="module")
 def available(built):
     cpus = len(os.sched_getaffinity(0))
-    return lockbench.available(RECIPE.SUITE_ALGORITHMS, cpus)
+    return lockbench.available(RP.ALGORITHMS, cpus)
 
 
-@pytest.mark.parametrize("algo", RECIPE.SUITE_ALGORITHMS)
+@pytest.mark.parametrize("algo", RP.ALGORITHMS)
 def test_its_own_suite_under_each_algorithm(work, baseline, built, available, algo):
     if algo in available.unavailable:
         pytest.skip(f"{algo}: {available.unavailable[algo]}")
-    suite = RECIPE.run_suite(built, compare.clean_env({"LOCKTUNE_ALGO": f"default={algo}"}))
-    (work / f"suite-{algo}.json").write_text(json.dumps(suite, indent=1))
-    lost = RECIPE.regressions(baseline, suite)
-    assert lost == [], f"{algo}: {RECIPE.suite_line(suite)}\n" + "\n".join(lost)
-    assert suite["counts"].get("ok", 0) >= baseline["counts"].get("ok", 0)
+    # Every test file and testapp case that passes on the original passes (the runner's
+    # judgement, case by case).
+    rec = RP.run_tests(RECIPE, work, "rewritten", algo, baseline)
+    assert rec["status"] == "ok", f"{algo}: {rec['line']}\n" + "\n".join(rec.get("tail", []))
+    assert rec["regressions"] == []
+    ok = rec["suite"]["counts"].get("ok", 0)
+    assert ok >= baseline["suite"]["counts"].get("ok", 0)
 
 
 def test_throughput_side_by_side(work, built, tmp_path):
     """The benchmark driver on a short load: every configuration serves it (no figure is
     asserted: this is the driver's smoke test, the numbers come from a quiet machine)."""
-    doc, out_dir = _step(RECIPE.bench, work, ["posix"], 1, 2, tmp_path / "bench")
+    doc, out_dir = _step(MC.bench, work, ["posix"], 1, 2, tmp_path / "bench")
     point = doc["points"][0]
     for name, v in point["variants"].items():
         assert v["runs"] == 1 and not v["errors"], (name, v["errors"])

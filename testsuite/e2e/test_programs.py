@@ -147,7 +147,7 @@ def test_its_own_tests_pass_under_each_algorithm(prepared, name, algo):
     if algo in unavailable:
         pytest.skip(f"{algo}: {unavailable[algo]}")
     p = prepared(name)
-    base = _baseline(p) if p.recipe.tap else None
+    base = _baseline(p) if p.recipe.by_case else None
     _rewritten(p)
     p.step("build-rewritten", RP.build_rewritten, p.recipe, p.work)
     rec = RP.run_tests(p.recipe, p.work, "rewritten", algo, base)

@@ -1,0 +1,120 @@
+"""The real-program runner (scripts/realprog.py) owns the end-to-end steps once: every program,
+memcached included, is a recipe of it (issue 15).  About a second: nothing is fetched or
+built here (test_programs.py and test_memcached.py run the steps on the real programs).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+import sys
+
+from conftest import ROOT
+
+
+def _runner():
+    spec = importlib.util.spec_from_file_location("realprog", ROOT / "scripts" / "realprog.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["realprog"] = mod  # its dataclasses look their module up
+    spec.loader.exec_module(mod)
+    return mod
+
+
+RP = _runner()
+
+
+def test_memcached_is_a_recipe_of_the_runner():
+    recipes = RP.every_recipe()
+    assert set(RP.RECIPES) < set(recipes)
+    mc = recipes["memcached"]
+    assert isinstance(mc, RP.Recipe)
+    assert mc.harness is not None and mc.profile is not None and mc.by_case
+    assert "--disable-coverage" in mc.configure and "$LT_CFLAGS" in mc.configure
+
+
+def _code_strings(path) -> set[str]:
+    """The string constants of a script's code (its docstrings left out)."""
+    tree = ast.parse(path.read_text())
+    docs = {
+        id(n.body[0].value)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Module | ast.FunctionDef | ast.ClassDef)
+        and n.body
+        and isinstance(n.body[0], ast.Expr)
+        and isinstance(n.body[0].value, ast.Constant)
+    }
+    return {
+        n.value
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs
+    }
+
+
+def test_the_steps_live_once_in_the_runner():
+    """memcached's script runs none of the generic steps itself: no apt-get, no bear, no
+    configure, no `locktune rewrite` or `locktune flags` of its own (its configure line is a
+    recipe field, which the runner runs)."""
+    script = ROOT / "scripts" / "memcached.py"
+    strings = _code_strings(script)
+    for word in ("apt-get", "bear", "./configure", "flags", "distclean"):
+        assert word not in strings, f"scripts/memcached.py runs `{word}` itself"
+    for node in ast.walk(ast.parse(script.read_text())):  # [locktune(), "rewrite", ...]
+        if isinstance(node, ast.List) and any(isinstance(e, ast.Call) for e in node.elts):
+            words = {e.value for e in node.elts if isinstance(e, ast.Constant)}
+            assert "rewrite" not in words, f"scripts/memcached.py:{node.lineno} rewrites itself"
+    runner = (ROOT / "scripts" / "realprog.py").read_text()
+    assert "_memcached_module" not in runner
+
+
+def _harness(passing, failing):
+    def run(tree, env, log):
+        log.write_text("the harness ran\n")
+        return {
+            "wall_s": 0.1,
+            "exit": 1 if failing else 0,
+            "status": "failed" if failing else "ok",
+            "cases": len(passing) + len(failing),
+            "passing_cases": passing,
+            "failing_cases": failing,
+            "details": {c: "(timed out)" for c in failing},
+        }
+
+    return run
+
+
+def test_a_harness_run_is_judged_case_by_case_against_the_original(tmp_path):
+    """A recipe's harness replaces its test line; a rewritten run passes when every case that
+    passes on the original passes, a case that fails on the original too is not held
+    against it, and a lost one is named with its detail."""
+    (tmp_path / "original").mkdir()
+    (tmp_path / "rewritten").mkdir()
+    base_recipe = RP.Recipe(
+        name="toy",
+        package="toy",
+        marker="toy.c",
+        configure="true",
+        build="true",
+        test="false",  # never run: the harness runs the tests
+        clean="true",
+        covers=(),
+        harness=_harness(["t/a.t", "t/b.t"], ["t/net.t"]),
+    )
+    base = RP.run_tests(base_recipe, tmp_path, "original", None)
+    assert base["status"] == "failed" and base["tail"] == ["not ok: t/net.t (timed out)"]
+    assert json.loads((tmp_path / "test-original.json").read_text())["passing_cases"] == [
+        "t/a.t",
+        "t/b.t",
+    ]
+    assert (tmp_path / "test-original.log").read_text() == "the harness ran\n"
+
+    same = RP.Recipe(
+        **{**base_recipe.__dict__, "harness": _harness(["t/a.t", "t/b.t"], ["t/net.t"])}
+    )
+    rec = RP.run_tests(same, tmp_path, "original", None, base)
+    assert rec["status"] == "ok" and rec["regressions"] == []
+
+    lost = RP.Recipe(**{**base_recipe.__dict__, "harness": _harness(["t/a.t"], ["t/b.t"])})
+    rec = RP.run_tests(lost, tmp_path, "original", None, base)
+    assert rec["status"] == "regressions" and rec["regressions"] == ["t/b.t"]
+    assert rec["tail"] == ["passes on the original, not here: t/b.t (timed out)"]
