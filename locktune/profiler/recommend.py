@@ -97,11 +97,6 @@ def measure_contention(site: dict) -> tuple[float, str]:
     return acq, f"{_pct(acq)} of acquisitions contended"
 
 
-# Algorithms that collapse when threads outnumber CPUs (docs/runtime.md, the algorithms
-# table): a recommendation of one measured with no more threads than CPUs says so.
-_COLLAPSE_OVERSUBSCRIBED = {"spin", "ticket", "twa", "mcs", "clh", "shfl", "ccsynch", "dsmsynch"}
-
-
 def _limits(algorithm: str, threads: int, cpus: int) -> str:
     """For which thread counts the recommendation was measured, and where it stops holding
     (issue 14: a recommendation that knows its limits)."""
@@ -111,7 +106,9 @@ def _limits(algorithm: str, threads: int, cpus: int) -> str:
             where + ": chosen because threads outnumber CPUs; with no more threads than CPUs "
             "a barging lock may do better, and `auto` switches between the two at run time"
         )
-    if threads <= cpus and algorithm in _COLLAPSE_OVERSUBSCRIBED:
+    a = algorithms.get(algorithm)
+    # The runtime says which algorithms do not hold up with more threads than CPUs.
+    if threads <= cpus and a is not None and not a.oversub_safe:
         return where + f": with more threads than CPUs {algorithm} collapses; use `auto` then"
     return where
 
