@@ -160,8 +160,8 @@ NOISY = textwrap.dedent(
 )
 
 
-def noisy(noise):
-    return ["env", f"NOISE={noise}", "sh", "-c", NOISY]
+def noisy(noise, nap=0):
+    return ["env", f"NOISE={noise}", "sh", "-c", f"sleep {nap}; {NOISY}"]
 
 
 def test_rounds_go_on_until_every_interval_is_within_5_percent(run_locktune, trees, tmp_path):
@@ -191,12 +191,14 @@ def test_rounds_go_on_until_every_interval_is_within_5_percent(run_locktune, tre
 
 def test_the_time_cap_ends_the_rounds_and_is_reported(run_locktune, trees, tmp_path):
     """Noise of +-90%: no interval gets to +-5% before the 3 s cap; the output says that the
-    cap ended the rounds, which ratio stayed widest, and that the target was not met."""
+    cap ended the rounds, which ratio stayed widest, and that the target was not met.  Each
+    run lasts at least 0.1 s, so the 100 rounds that end the rounds too take 30 s or more
+    however fast the machine (a quiet one ran 100 rounds of the bare script in 1.3 s)."""
     _base, original, rewritten = trees
     out = tmp_path / "o"
     res = compare(
         run_locktune, original, rewritten, "--no-build", "--algos", "posix", "--min-run", "0",
-        "--no-probe", "--max-time", "3", command=noisy(0.9), out=out,
+        "--no-probe", "--max-time", "3", command=noisy(0.9, nap=0.1), out=out,
     )  # fmt: skip
     assert res.returncode == 0, res.stderr
     rounds = json.loads((out / "results.json").read_text())["settings"]["rounds"]
@@ -206,26 +208,26 @@ def test_the_time_cap_ends_the_rounds_and_is_reported(run_locktune, trees, tmp_p
 
 
 def test_runs_shorter_than_the_minimum_are_batched(run_locktune, trees, tmp_path):
-    """A run of 50 ms against --min-run 0.3: each measurement is several runs back to back
-    and lasts at least about 0.3 s; a run too short for even 50 of them to reach the minimum
-    is said to be so."""
+    """A run of 50 ms against --min-run 1: each measurement is several runs back to back
+    (20 on a quiet machine, fewer when a run takes longer: a run would have to last 1 s for
+    none); a run too short for even 50 of them to reach the minimum is said to be so."""
     _base, original, rewritten = trees
     script = 'sleep 0.05; echo "throughput: 10 ops/s"'
     out = tmp_path / "o"
     res = compare(
         run_locktune, original, rewritten, "--no-build", "--algos", "posix", "--repeats", "2",
-        "--min-run", "0.3", "--no-probe", command=["sh", "-c", script], out=out,
+        "--min-run", "1", "--no-probe", command=["sh", "-c", script], out=out,
     )  # fmt: skip
     assert res.returncode == 0, res.stderr
     doc = json.loads((out / "results.json").read_text())
     batch = doc["settings"]["batch"]["as given"]
-    assert 2 <= batch <= 7, batch  # 0.3 s / (50 ms + the shell), fewer on a loaded machine
+    assert 2 <= batch <= 20, batch  # 1 s / (50 ms + the shell), fewer on a loaded machine
     assert all(r["batch"] == batch and r["wall_s"] >= batch * 0.05 for r in doc["runs"])
     assert f"each measurement is {batch} runs back to back" in res.stdout
-    # An echo lasts a few ms: 50 of them stay far under 10 s.
+    # An echo lasts a few ms: 50 of them stay far under 100 s (a run would need 2 s).
     res = compare(
         run_locktune, original, rewritten, "--no-build", "--algos", "posix", "--repeats", "1",
-        "--min-run", "10", "--no-probe", command=["sh", "-c", 'echo "throughput: 1 ops/s"'],
+        "--min-run", "100", "--no-probe", command=["sh", "-c", 'echo "throughput: 1 ops/s"'],
         out=tmp_path / "o2",
     )  # fmt: skip
     assert res.returncode == 0, res.stderr
