@@ -317,6 +317,14 @@ def test_underscore_exit_still_leaves_a_profile(run_locktune, bins, out):
     assert doc["locks"][0]["acquisitions"] == 1234
 
 
+def _sigint_default():
+    """In the child: SIGINT as a terminal gives it.  A test run launched in the background
+    by a script (`cmd &` without job control, nohup) has SIGINT ignored, which every program
+    it starts inherits - the profiled program then ignores the SIGINT this test sends it and
+    runs for ever (CI, twice)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("target", ["locktune", "program"])
 def test_sigterm_or_sigint_ends_the_run_with_a_profile(locktune_bin, bins, out, target):
     pidfile = out / "pid"
@@ -336,6 +344,7 @@ def test_sigterm_or_sigint_ends_the_run_with_a_profile(locktune_bin, bins, out, 
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_sigint_default,
     )
     deadline = time.monotonic() + 60
     while not pidfile.exists() or not pidfile.read_text().strip():
