@@ -12,6 +12,20 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def script_module(name: str, key: str):
+    """scripts/NAME loaded as module KEY (registered first: its dataclasses look their module
+    up by name).  The real-program runner and its recipes are scripts, not package modules."""
+    import importlib.util
+    import sys
+
+    if key not in sys.modules:
+        spec = importlib.util.spec_from_file_location(key, ROOT / "scripts" / name)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[key] = mod
+        spec.loader.exec_module(mod)
+    return sys.modules[key]
+
+
 @pytest.fixture(scope="session")
 def locktune_bin() -> str:
     path = shutil.which("locktune")

@@ -9,15 +9,13 @@ real-program runner scripts/realprog.py; about 10-15 minutes on 2 vCPUs.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
 import subprocess
-import sys
 
 import pytest
-from conftest import ROOT
+from conftest import script_module
 
 from locktune.algorithms import names as algorithm_names
 from locktune.bench import lockbench
@@ -26,17 +24,7 @@ from locktune.rewrite import report as rewrite_report
 pytestmark = pytest.mark.memcached
 
 
-def _recipe():
-    spec = importlib.util.spec_from_file_location(
-        "memcached_recipe", ROOT / "scripts" / "memcached.py"
-    )
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["memcached_recipe"] = mod  # its recipe is a dataclass of the runner
-    spec.loader.exec_module(mod)
-    return mod
-
-
-MC = _recipe()
+MC = script_module("memcached.py", "memcached_recipe")
 RP = MC.realprog  # the runner
 RECIPE = MC.RECIPE
 

@@ -8,31 +8,21 @@ its message.  Marker `programs`; how long each takes: docs/e2e.md.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import script_module
 
 from locktune.rewrite import report as rewrite_report
 
 pytestmark = pytest.mark.programs
 
 
-def _runner():
-    spec = importlib.util.spec_from_file_location("realprog", ROOT / "scripts" / "realprog.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["realprog"] = mod  # its dataclasses look their module up
-    spec.loader.exec_module(mod)
-    return mod
-
-
-RP = _runner()
+RP = script_module("realprog.py", "realprog")
 # README's test command (scripts/test) runs the programs that fit CI's 90 minutes (today all
 # four; zstd and sqlite3 with the part of their own tests their recipes name); a program left
 # out would carry the marker `programs_full` too, which scripts/test deselects unless asked

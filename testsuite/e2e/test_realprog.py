@@ -6,22 +6,11 @@ built here (test_programs.py and test_memcached.py run the steps on the real pro
 from __future__ import annotations
 
 import ast
-import importlib.util
 import json
-import sys
 
-from conftest import ROOT
+from conftest import ROOT, script_module
 
-
-def _runner():
-    spec = importlib.util.spec_from_file_location("realprog", ROOT / "scripts" / "realprog.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["realprog"] = mod  # its dataclasses look their module up
-    spec.loader.exec_module(mod)
-    return mod
-
-
-RP = _runner()
+RP = script_module("realprog.py", "realprog")
 
 
 def test_memcached_is_a_recipe_of_the_runner():
