@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """bench/results/rewrite-programs/: the rewriter on real programs (issue 11, item 8).
 
+    scripts/rewrite_programs.py collect "PROGRAM=REPORT" ...
+                                           programs.json's entries from rewrite reports (one
+                                           per program, in the order given), then render
     scripts/rewrite_programs.py render     programs.json -> programs.md (the table, the kept
                                            reasons) and programs.svg (extracted share per
                                            program, the 90% target drawn)
@@ -14,13 +17,100 @@ the kept ones by reason, the rewrite's wall time.
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
+import platform
+import re
 import sys
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "results" / "rewrite-programs"
 TARGET = 90.0  # % of the sections whose lock and unlock lie in one function
+
+
+# A kept section's reason, grouped: the first pattern that matches names its group.
+BUCKETS = [
+    (r"in another function|the function ends with .* held", "the section begins or ends in another function"),
+    (r"releases .* without taking it|releases a lock taken before the section",
+     "a callee or the section releases a lock taken before it"),
+    (r"not close a block|is followed by code that stays in the section",
+     "unlock/relock that does not close a block"),
+    (r"taken again at line \d+ while held", "the lock is taken again while held"),
+    (r"^returns at line|the goto at line .* leaves with", "returns or jumps out with the lock held"),
+    (r"^trylock", "trylock shapes"),
+    (r"in a header", "in a header (not extracted from headers)"),
+    (r"another build configuration|every command the build compiles it with",
+     "another build configuration gives the section another meaning"),
+    (r"excluded by the preprocessor", "code excluded by the preprocessor uses the section's variables"),
+    (r"defined by a macro", "the function is defined by a macro"),
+    (r"errno|thread identity", "errno / thread identity"),
+    (r"variable arguments", "the section uses the function's variable arguments"),
+    (r"overlap", "edits would overlap (kept, internal limit)"),
+    (r"one branch only", "lock taken in one branch only"),
+]
+# Sections whose lock and unlock are not in one function: the target does not count them.
+NOT_ONE_FUNCTION = BUCKETS[0][1]
+
+
+def bucket(reason: str) -> str:
+    for pattern, name in BUCKETS:
+        if re.search(pattern, reason):
+            return name
+    return "other: " + re.sub(r"\d+", "N", reason)[:100]
+
+
+def entry(program: str, report: dict) -> dict:
+    """One program's row, from its rewrite report (locktune/rewrite/report.py)."""
+    secs = [s for s in report["critical_sections"] if s.get("kind", "section") == "section"]
+    extracted = sum(s["status"] == "extracted" for s in secs)
+    kept = Counter(bucket(s.get("reason") or "") for s in secs if s["status"] != "extracted")
+    one = len(secs) - kept.get(NOT_ONE_FUNCTION, 0)
+    summary = report["summary"]
+    return {
+        "program": program,
+        "files": summary["files"],
+        "files_rewritten": summary["files_rewritten"],
+        "files_failed": summary["files_failed"],
+        "sections": len(secs),
+        "extracted": extracted,
+        "kept": len(secs) - extracted,
+        "extracted_percent": round(100 * extracted / len(secs), 1) if secs else 0.0,
+        "lock_and_unlock_in_one_function": one,
+        "of_those_extracted": extracted,
+        "of_those_extracted_percent": round(100 * extracted / one, 1) if one else 0.0,
+        "not_built_lock_calls": sum(
+            s.get("kind") == "not-built" for s in report["critical_sections"]
+        ),
+        "rewrite_s": summary.get("elapsed_s"),
+        "kept_by_reason": dict(kept.most_common()),
+        "lock_wrappers": sorted(report.get("lock_wrappers") or []),
+    }
+
+
+def collect(pairs: list[str], doc: dict) -> dict:
+    programs = []
+    for pair in pairs:
+        name, _, path = pair.partition("=")
+        programs.append(entry(name, json.loads(Path(path).read_text())))
+    one = sum(p["lock_and_unlock_in_one_function"] for p in programs)
+    ext = sum(p["of_those_extracted"] for p in programs)
+    doc.update(
+        date=datetime.date.today().isoformat(),
+        machine={
+            **doc.get("machine", {}),
+            "cpus": __import__("os").cpu_count(),
+            "kernel": platform.release(),
+        },
+        programs=programs,
+        all_programs={
+            "lock_and_unlock_in_one_function": one,
+            "extracted": ext,
+            "percent": round(100 * ext / one, 1) if one else 0.0,
+        },
+    )
+    return doc
 
 
 def table(doc: dict) -> str:
@@ -94,9 +184,16 @@ def render(doc: dict, prose: str) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("what", choices=["render"])
-    ap.parse_args()
+    ap.add_argument("what", choices=["collect", "render"])
+    ap.add_argument("reports", nargs="*", metavar="PROGRAM=REPORT")
+    ap.add_argument("--notes", help="the prose under the table (collect)")
+    args = ap.parse_args()
     doc = json.loads((OUT / "programs.json").read_text())
+    if args.what == "collect":
+        doc = collect(args.reports, doc)
+        if args.notes is not None:
+            doc["notes"] = args.notes
+        (OUT / "programs.json").write_text(json.dumps(doc, indent=1) + "\n")
     render(doc, doc.get("notes", ""))
     print(f"wrote {OUT / 'programs.md'} and {OUT / 'programs.svg'}")
     return 0

@@ -396,9 +396,12 @@ def run(opts: Options, progress: Progress = _quiet) -> Result:
                 _by_token(st, stage)
         # .c files the build does not compile, and headers (the extractor rewrites the files
         # it is given, not the headers they share): retargeted, their sections kept.
+        # A header that no compiled file includes is no more part of the program than such
+        # a .c file (libuv's src/win/*-inl.h on Linux).
+        built = set(to_extract) | set(_Includes(states).closure(to_extract))
         for rel in rels:
             if rel not in to_extract and states[rel].error is None:
-                if rel.endswith(".c"):  # not part of the program as built: not counted
+                if rel not in built:  # not part of the program as built: not counted
                     ext.sections += token_sections(
                         rel, states[rel].original, wrapper_roles, NOT_BUILT, kind="not-built"
                     )
@@ -574,7 +577,9 @@ def token_sections(
             candidate = candidate if t.text.startswith("__attribute") else t.text
         elif depth == 0 and t.text == ";":
             candidate = None
-        if t.kind != "ident" or t.text not in lockers or function in roles:
+        # A call is in a function's body: at file scope the name is declared
+        # (`void STATS_LOCK(void);`), not called.
+        if t.kind != "ident" or t.text not in lockers or function in roles or depth == 0:
             continue
         if i + 1 >= len(toks) or toks[i + 1].text != "(":
             continue
@@ -598,7 +603,39 @@ def token_sections(
     return out
 
 
-_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
+_INCLUDE = re.compile(r'^\s*#\s*include\s*["<]([^">]+)[">]', re.MULTILINE)
+
+
+class _Includes:
+    """Which files of the tree a file includes, by its `#include` lines: a name is looked up
+    next to the including file, then by file name anywhere in the tree (an -I folder).  The
+    lookup by name may find a header the compiler would not (two headers of one name): it
+    errs towards "included", the side on which nothing is left out."""
+
+    def __init__(self, states: dict[str, FileState]) -> None:
+        self.states = states
+        self.by_name: dict[str, list[str]] = {}
+        for rel in states:
+            self.by_name.setdefault(Path(rel).name, []).append(rel)
+
+    def of(self, rel: str) -> list[str]:
+        out = []
+        for inc in _INCLUDE.findall(self.states[rel].original):
+            here = os.path.normpath(str(Path(rel).parent / inc))
+            out += [here] if here in self.states else self.by_name.get(Path(inc).name, [])
+        return out
+
+    def closure(self, roots: list[str]):
+        """The files `roots` include, directly or not, each once (roots excluded unless
+        included), in the order they are reached."""
+        seen, todo = set(), [h for r in roots for h in self.of(r)]
+        while todo:
+            h = todo.pop()
+            if h in seen:
+                continue
+            seen.add(h)
+            yield h
+            todo += self.of(h)
 
 
 def _fail_includers(states: dict[str, FileState]) -> None:
@@ -608,30 +645,14 @@ def _fail_includers(states: dict[str, FileState]) -> None:
     failed = {rel: st.error for rel, st in states.items() if st.error and rel.endswith(".h")}
     if not failed:
         return
-    by_name: dict[str, list[str]] = {}
-    for rel in states:
-        by_name.setdefault(Path(rel).name, []).append(rel)
-
-    def includes_of(rel: str) -> list[str]:
-        out = []
-        for inc in _INCLUDE.findall(states[rel].text):
-            here = os.path.normpath(str(Path(rel).parent / inc))
-            out += [here] if here in states else by_name.get(Path(inc).name, [])
-        return out
-
+    includes = _Includes(states)
     for rel, st in states.items():
         if st.error or not rel.endswith(".c"):
             continue
-        seen, todo = set(), includes_of(rel)
-        while todo:
-            h = todo.pop()
-            if h in seen:
-                continue
-            seen.add(h)
+        for h in includes.closure([rel]):
             if h in failed:
                 st.error = f"{rel}: includes {h}, which does not parse ({failed[h]})"
                 break
-            todo += includes_of(h)
 
 
 def _accessors(

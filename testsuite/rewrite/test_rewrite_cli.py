@@ -1124,6 +1124,65 @@ def test_sections_in_headers_are_listed(run_locktune, tmp_path):
     assert "in a header" in sec["reason"]
 
 
+def test_declarations_and_headers_the_build_does_not_include_are_no_sections(
+    run_locktune, tmp_path
+):
+    """Seen on memcached and libuv: the declarations of lock wrappers in headers
+    (`void STATS_LOCK(void);`, `UV_EXTERN void uv_mutex_lock(uv_mutex_t *);`) were listed as
+    8 and 1 kept sections "in a header", and libuv's Windows-only src/win/*-inl.h, which no
+    file compiled on Linux includes, as 3 more: the extracted share was understated.  A name
+    at file scope is declared, not called; a header no compiled file includes is not built."""
+    files = {
+        "q.h": (
+            "#include <pthread.h>\nstruct q { pthread_mutex_t m; int n; };\n"
+            "void q_lock(struct q *q);\nvoid q_unlock(struct q *q);\n"
+            "static inline void q_push(struct q *q)\n{\n    pthread_mutex_lock(&q->m);\n"
+            "    q->n++;\n    pthread_mutex_unlock(&q->m);\n}\n"
+        ),
+        "q.c": (
+            '#include "q.h"\nvoid q_lock(struct q *q)\n{\n    pthread_mutex_lock(&q->m);\n}\n'
+            "void q_unlock(struct q *q)\n{\n    pthread_mutex_unlock(&q->m);\n}\n"
+        ),
+        "main.c": (
+            '#include <stdio.h>\n#include "q.h"\nint main(void)\n{\n'
+            "    struct q q = {.n = 0};\n    pthread_mutex_init(&q.m, NULL);\n"
+            "    q_lock(&q);\n    q.n++;\n    q_unlock(&q);\n    q_push(&q);\n"
+            '    printf("%d\\n", q.n);\n    return 0;\n}\n'
+        ),
+        "win/w-inl.h": (
+            '#include "../q.h"\nstatic inline void w_push(struct q *q)\n{\n'
+            "    pthread_mutex_lock(&q->m);\n    q->n--;\n    pthread_mutex_unlock(&q->m);\n}\n"
+        ),
+        "win/w.c": '#include "w-inl.h"\nvoid w(struct q *q) { w_push(q); }\n',
+    }
+    src = tree(tmp_path / "src", files)
+    db = tmp_path / "compile_commands.json"
+    db.write_text(
+        json.dumps(
+            [
+                {"directory": str(src), "file": f, "arguments": ["cc", "-c", f]}
+                for f in ("q.c", "main.c")
+            ]
+        )
+    )
+    rep = tmp_path / "r.json"
+    res = run_locktune(
+        "rewrite", str(src), "--compile-commands", str(db), "--out", str(tmp_path / "o"),
+        "--report", str(rep),
+    )  # fmt: skip
+    assert res.returncode == 0, res.stdout + res.stderr
+    secs = json.loads(rep.read_text())["critical_sections"]
+    counted = sorted(
+        (s["file"], s["line"], s["status"]) for s in secs if s.get("kind") == "section"
+    )
+    # main.c's section (through the wrappers) and q_push's, kept in its header: no
+    # declaration of q.h, nothing of win/
+    assert counted == [("main.c", 7, "extracted"), ("q.h", 7, "kept")], secs
+    win = [s for s in secs if s["file"].startswith("win/")]
+    assert win and all(s["kind"] == "not-built" for s in win), win
+    assert "2 found, 1 extracted" in res.stdout, res.stdout
+
+
 def test_relative_source_paths_in_several_folders(run_locktune, tmp_path):
     """Seen in zstd: lib/'s commands compile `.//common/debug.c`; a quoted include from it is
     looked up as `.//common/portability_macros.h`, a name Clang's shared file cache then
