@@ -32,18 +32,33 @@ TARGET = 90.0  # % of the sections whose lock and unlock lie in one function
 
 # A kept section's reason, grouped: the first pattern that matches names its group.
 BUCKETS = [
-    (r"in another function|the function ends with .* held", "the section begins or ends in another function"),
-    (r"releases .* without taking it|releases a lock taken before the section",
-     "a callee or the section releases a lock taken before it"),
-    (r"not close a block|is followed by code that stays in the section",
-     "unlock/relock that does not close a block"),
+    (
+        r"in another function|the function ends with .* held",
+        "the section begins or ends in another function",
+    ),
+    (
+        r"releases .* without taking it|releases a lock taken before the section",
+        "a callee or the section releases a lock taken before it",
+    ),
+    (
+        r"not close a block|is followed by code that stays in the section",
+        "unlock/relock that does not close a block",
+    ),
     (r"taken again at line \d+ while held", "the lock is taken again while held"),
-    (r"^returns at line|the goto at line .* leaves with", "returns or jumps out with the lock held"),
+    (
+        r"^returns at line|the goto at line .* leaves with",
+        "returns or jumps out with the lock held",
+    ),
     (r"^trylock", "trylock shapes"),
     (r"in a header", "in a header (not extracted from headers)"),
-    (r"another build configuration|every command the build compiles it with",
-     "another build configuration gives the section another meaning"),
-    (r"excluded by the preprocessor", "code excluded by the preprocessor uses the section's variables"),
+    (
+        r"another build configuration|every command the build compiles it with",
+        "another build configuration gives the section another meaning",
+    ),
+    (
+        r"excluded by the preprocessor",
+        "code excluded by the preprocessor uses the section's variables",
+    ),
     (r"defined by a macro", "the function is defined by a macro"),
     (r"errno|thread identity", "errno / thread identity"),
     (r"variable arguments", "the section uses the function's variable arguments"),

@@ -339,6 +339,10 @@ def run(opts: Options, progress: Progress = _quiet) -> Result:
             wrapper_roles = {**{n: w["role"] for n, w in auto.items()}, **named}
             for acc in accs:
                 wrapper_roles.update({w: acc.spec(w) for w in acc.wrappers})
+            # The token scan of the files Clang does not analyse knows the static wrapper
+            # functions too (the extraction sees their bodies; a token scan does not): their
+            # bodies are the wrappers' own calls, not sections.
+            token_roles = {**{n: w["role"] for n, w in fns.items()}, **wrapper_roles}
 
             # 3. extract
             progress(f"extracting critical sections from {len(to_extract)} files (Clang)")
@@ -389,7 +393,7 @@ def run(opts: Options, progress: Progress = _quiet) -> Result:
         # is written.
         failed = [st for st in states.values() if st.error is not None]
         for st in failed:
-            ext.sections += token_sections(st.rel, st.original, wrapper_roles, NOT_PARSED, st.error)
+            ext.sections += token_sections(st.rel, st.original, token_roles, NOT_PARSED, st.error)
             if opts.keep_going:  # bytoken.py: the patches' renames and sites, by token
                 st.by_token = True
                 st.text, st.linemap = st.original, LineMap()
@@ -398,16 +402,25 @@ def run(opts: Options, progress: Progress = _quiet) -> Result:
         # it is given, not the headers they share): retargeted, their sections kept.
         # A header that no compiled file includes is no more part of the program than such
         # a .c file (libuv's src/win/*-inl.h on Linux).
-        built = set(to_extract) | set(_Includes(states).closure(to_extract))
+        # Clang's listing names the files each translation unit read; without it, and for
+        # the files that did not parse (Clang stopped reading them), the #include lines say
+        # (a conditional include counts).
+        includes = _Includes(states)
+        read = listing.get("included") if listing else None
+        if read is None:
+            built = set(includes.closure(to_extract))
+        else:
+            built = set(read) | set(includes.closure([r for r in to_extract if states[r].error]))
+        built |= set(to_extract)
         for rel in rels:
             if rel not in to_extract and states[rel].error is None:
                 if rel not in built:  # not part of the program as built: not counted
                     ext.sections += token_sections(
-                        rel, states[rel].original, wrapper_roles, NOT_BUILT, kind="not-built"
+                        rel, states[rel].original, token_roles, NOT_BUILT, kind="not-built"
                     )
                 else:
                     ext.sections += token_sections(
-                        rel, states[rel].original, wrapper_roles, IN_HEADER
+                        rel, states[rel].original, token_roles, IN_HEADER
                     )
 
         # 6. includes
@@ -558,18 +571,28 @@ def token_sections(
     toks = clex.tokens(text)
     out, directive = [], False
     depth, candidate, function = 0, None, None
+    braces: list[bool] = []  # per open '{': True for a linkage block (`extern "C" {`)
     for i, t in enumerate(toks):
         if t.bol:
             directive = t.text == "#"
         if directive:
             continue
         # The enclosing function: at file scope, the name before the last '(' that a '{'
-        # follows (after its parameter list, and attributes if any).
+        # follows (after its parameter list, and attributes if any).  A header's
+        # `extern "C" {` (under `#ifdef __cplusplus`, which a token scan cannot evaluate)
+        # opens no scope.
         if t.text == "{":
+            linkage = depth == 0 and i >= 2 and toks[i - 2].text == "extern"
+            linkage = linkage and toks[i - 1].text.startswith('"')
+            braces.append(linkage)
+            if linkage:
+                continue
             if depth == 0:
                 function = candidate
             depth += 1
         elif t.text == "}":
+            if braces and braces.pop():
+                continue
             depth = max(0, depth - 1)
             if depth == 0:
                 function = candidate = None

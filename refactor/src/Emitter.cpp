@@ -241,20 +241,42 @@ std::string Emitter::copyOut(const Section &S, unsigned Code, const std::string 
 
 std::string Emitter::lockExpr(FunctionContext &F, const Section &S) const
 {
-    std::string Out;
+    // The text of each piece: a wrapper's literal text, or a caller's argument in its slot.
+    std::vector<std::pair<std::string, const Expr *>> Parts;
     for (const LockPiece &P : S.Lock.Exec) {
-        Out += P.Literal;
+        Parts.emplace_back(P.Literal, nullptr);
         if (!P.Arg)
             continue;
+        std::string T;
         if (std::optional<Span> Sp = Src.span(P.Arg->getSourceRange())) {
-            Out += contextOf(S.Parent).render(*Sp);
+            T = contextOf(S.Parent).render(*Sp);
         } else {
-            std::string T;
             llvm::raw_string_ostream OS(T);
             AccessorPrinter AP(S.Parent);
             P.Arg->printPretty(OS, &AP, PrintingPolicy(Ctx.getLangOpts()));
-            Out += OS.str();
+            OS.flush();
         }
+        Parts.emplace_back(std::move(T), P.Arg);
+    }
+    // A wrapper's parameter stands for the caller's argument: an argument looser than a
+    // postfix expression, in a slot with text around it that does not already parenthesise
+    // it, is parenthesised (`&q->m` with `&q` for q is `&(&q)->m`, not `&&q->m`).
+    std::string Out;
+    for (size_t I = 0; I < Parts.size(); ++I) {
+        const Expr *A = Parts[I].second ? Parts[I].second->IgnoreImpCasts() : nullptr;
+        if (!A || isa<DeclRefExpr>(A) || isa<ParenExpr>(A) || isa<MemberExpr>(A) ||
+            isa<ArraySubscriptExpr>(A) || isa<CallExpr>(A) || isa<IntegerLiteral>(A)) {
+            Out += Parts[I].first;
+            continue;
+        }
+        std::string After;
+        for (size_t J = I + 1; J < Parts.size(); ++J)
+            After += Parts[J].first;
+        StringRef Before = StringRef(Out).rtrim(), Next = StringRef(After).ltrim();
+        bool Alone = Before.empty() && Next.empty();
+        bool Wrapped = Before.endswith("(") && Next.startswith(")");
+        bool Paren = !Alone && !Wrapped;
+        Out += (Paren ? "(" : "") + Parts[I].first + (Paren ? ")" : "");
     }
     (void)F;
     return Out;

@@ -46,6 +46,7 @@ struct Listing {
     llvm::json::Array Functions;
     llvm::json::Array Wrappers;
     std::set<std::string> WrappersSeen; // file:line:name (a header's, once)
+    std::set<std::string> Included;     // the tree's files some translation unit reads
 };
 
 class Consumer : public ASTConsumer {
@@ -59,6 +60,17 @@ public:
         llvm::sys::fs::make_absolute(P);
         llvm::sys::path::remove_dots(P, /*remove_dot_dot=*/true);
         std::string File = reportPath(P.str().str(), L.Root);
+        // Every file of the tree this translation unit read, as its configuration includes
+        // it (an #include under a false #if is not read): the headers that are part of the
+        // program as built.
+        for (auto It = SM.fileinfo_begin(); It != SM.fileinfo_end(); ++It) {
+            llvm::SmallString<256> H(It->first->getName());
+            llvm::sys::fs::make_absolute(H);
+            llvm::sys::path::remove_dots(H, /*remove_dot_dot=*/true);
+            std::string Rel = reportPath(H.str().str(), L.Root);
+            if (!llvm::sys::path::is_absolute(Rel))
+                L.Included.insert(Rel);
+        }
         SourceText Src(SM, Ctx.getLangOpts());
         CalleeFacts None;
         ThreadIdentity Identity(Src, None);
@@ -169,9 +181,13 @@ int listFunctions(tooling::ClangTool &Tool, const std::string &SourceRoot)
     L.Root = SourceRoot;
     Factory F(L);
     int Status = Tool.run(&F);
+    llvm::json::Array Included;
+    for (const std::string &F : L.Included)
+        Included.push_back(F);
     llvm::json::Object Doc{{"schema", "locktune-extract-functions/0"},
                            {"functions", std::move(L.Functions)},
-                           {"lock_wrappers", std::move(L.Wrappers)}};
+                           {"lock_wrappers", std::move(L.Wrappers)},
+                           {"included", std::move(Included)}};
     llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(Doc))) << "\n";
     return Status == 0 ? 0 : 1;
 }

@@ -8,7 +8,9 @@
 // through pthread_getspecific).  Also `lock_wrappers`: every function of the file or of the
 // program's headers that takes, releases or tries a lock for its caller (WrapperShape.h), with
 // its role and the lock as written, and the near misses with the reason; the caller names
-// them to the extraction as --lock-wrapper does (locktune/rewrite/wrappers.py).
+// them to the extraction as --lock-wrapper does (locktune/rewrite/wrappers.py).  And
+// `included`: the tree's files some translation unit read, as its configuration includes
+// them (a header no compiled file reads is not part of the program as built).
 #ifndef LOCKTUNE_EXTRACT_LISTFUNCTIONS_H
 #define LOCKTUNE_EXTRACT_LISTFUNCTIONS_H
 

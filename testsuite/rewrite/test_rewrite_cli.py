@@ -46,6 +46,7 @@ static pthread_mutex_t other = PTHREAD_MUTEX_INITIALIZER;
 int broken(void)
 {
     pthread_mutex_lock(&other)
+    pthread_mutex_unlock(&other);
     return 0;
 }
 """
@@ -1134,10 +1135,16 @@ def test_declarations_and_headers_the_build_does_not_include_are_no_sections(
     at file scope is declared, not called; a header no compiled file includes is not built."""
     files = {
         "q.h": (
-            "#include <pthread.h>\nstruct q { pthread_mutex_t m; int n; };\n"
+            "#include <pthread.h>\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n"
+            "struct q { pthread_mutex_t m; int n; };\n"
             "void q_lock(struct q *q);\nvoid q_unlock(struct q *q);\n"
             "static inline void q_push(struct q *q)\n{\n    pthread_mutex_lock(&q->m);\n"
             "    q->n++;\n    pthread_mutex_unlock(&q->m);\n}\n"
+            "static inline void q_lock_checked(struct q *q)\n{\n"
+            "    int r = pthread_mutex_lock(&q->m);\n    (void)r;\n}\n"
+            "static inline void q_unlock_checked(struct q *q)\n{\n"
+            "    int r = pthread_mutex_unlock(&q->m);\n    (void)r;\n}\n"
+            "#ifdef __cplusplus\n}\n#endif\n"
         ),
         "q.c": (
             '#include "q.h"\nvoid q_lock(struct q *q)\n{\n    pthread_mutex_lock(&q->m);\n}\n'
@@ -1147,7 +1154,9 @@ def test_declarations_and_headers_the_build_does_not_include_are_no_sections(
             '#include <stdio.h>\n#include "q.h"\nint main(void)\n{\n'
             "    struct q q = {.n = 0};\n    pthread_mutex_init(&q.m, NULL);\n"
             "    q_lock(&q);\n    q.n++;\n    q_unlock(&q);\n    q_push(&q);\n"
+            "    q_lock_checked(&q);\n    q.n++;\n    q_unlock_checked(&q);\n"
             '    printf("%d\\n", q.n);\n    return 0;\n}\n'
+            '#ifdef _WIN32\n#include "win/w-inl.h"\n#endif\n'
         ),
         "win/w-inl.h": (
             '#include "../q.h"\nstatic inline void w_push(struct q *q)\n{\n'
@@ -1175,12 +1184,17 @@ def test_declarations_and_headers_the_build_does_not_include_are_no_sections(
     counted = sorted(
         (s["file"], s["line"], s["status"]) for s in secs if s.get("kind") == "section"
     )
-    # main.c's section (through the wrappers) and q_push's, kept in its header: no
-    # declaration of q.h, nothing of win/
-    assert counted == [("main.c", 7, "extracted"), ("q.h", 7, "kept")], secs
+    # main.c's sections (through the wrappers) and q_push's, kept in its header: no
+    # declaration of q.h (in its linkage block), no wrapper's own call, nothing of win/
+    # (main.c includes it on Windows only)
+    assert counted == [
+        ("main.c", 7, "extracted"),
+        ("main.c", 11, "extracted"),
+        ("q.h", 10, "kept"),
+    ], [(s["file"], s["line"], s["reason"]) for s in secs if s["status"] == "kept"]
     win = [s for s in secs if s["file"].startswith("win/")]
     assert win and all(s["kind"] == "not-built" for s in win), win
-    assert "2 found, 1 extracted" in res.stdout, res.stdout
+    assert "3 found, 2 extracted" in res.stdout, res.stdout
 
 
 def test_relative_source_paths_in_several_folders(run_locktune, tmp_path):
