@@ -101,9 +101,7 @@ def program(tmp_path_factory, native_dir):
 @pytest.mark.parametrize("run", range(3))
 def test_a_passive_waiter_is_woken_when_the_queue_runs_dry(program, tmp_path, run):
     out = tmp_path / "stats.json"
-    env = clean_env(
-        LOCKTUNE_ALGO="default=mcscr", LOCKTUNE_SPIN_NS="1", LOCKTUNE_STATS=str(out)
-    )
+    env = clean_env(LOCKTUNE_ALGO="default=mcscr", LOCKTUNE_SPIN_NS="1", LOCKTUNE_STATS=str(out))
     res = subprocess.run([str(program)], capture_output=True, text=True, env=env, timeout=120)
     assert res.returncode == 0, res.stderr
     (site,) = json.loads(out.read_text())["sites"]
