@@ -30,8 +30,9 @@
  *      CAS(tail, n -> p), grant p (if an arrival raced in, p goes back and the arrival gets
  *      the lock).
  *   5. release: CAS(tail, n -> NULL); if an arrival raced in, wait for its link and grant it.
- *   Before 3-5, a PS without a standby gets one (its head).  Every PS edit happens before
- *   the grant or the release, because the next holder may edit the PS at once.
+ *   Before 2b, 3 and 5 (the lock goes to an arrival, or is released), a PS without a standby
+ *   gets one: its head (not before 4, which grants the head at once).  Every PS edit happens
+ *   before the grant or the release, because the next holder may edit the PS at once.
  *
  * Reprovisioning (work conservation).  The paper grants the PS head whenever an unlock finds
  * the queue empty.  With fewer CPUs than threads that hands the lock, again and again, to a
@@ -293,7 +294,11 @@ static int mcscr_timedlock(lt_mutex_t *m, const struct timespec *abstime)
 static void grant(int site, struct lt_qnode *x)
 {
     lt_stat(site, LT_STAT_HANDOVERS);
-    lt_wake_word(&x->state, LT_GRANTED); /* release XCHG; FUTEX_WAKE if it parked */
+    /* release: the new owner sees everything we wrote in our critical section.  A passive
+     * waiter sleeps on PARKED or, the standby, on STANDBY: either needs the FUTEX_WAKE. */
+    uint32_t old = __atomic_exchange_n(&x->state, LT_GRANTED, __ATOMIC_RELEASE);
+    if (old == LT_PARKED || old == MCSCR_STANDBY)
+        lt_wake_parked(&x->state);
 }
 
 /* x leaves the PS for the queue: if it was the standby, the PS has none now. */
@@ -349,7 +354,9 @@ static __attribute__((noinline)) int mcscr_unlock_slow(lt_mutex_t *m, struct lt_
             succ = ss;
         }
     }
-    if (l->ps_head && !__atomic_load_n(&l->standby, __ATOMIC_RELAXED)) {
+    /* Step 4 grants the PS head at once: no standby needed for that. */
+    int reprovision = !succ && !dropped && l->drain && l->ps_head;
+    if (!reprovision && l->ps_head && !__atomic_load_n(&l->standby, __ATOMIC_RELAXED)) {
         /* The PS's head becomes its standby (relaxed: holder-only, published by our grant or
          * release).  XCHG: a parked thread must be woken to start its timed sleep. */
         __atomic_store_n(&l->standby, 1, __ATOMIC_RELAXED);
@@ -371,7 +378,7 @@ static __attribute__((noinline)) int mcscr_unlock_slow(lt_mutex_t *m, struct lt_
         grant(site, succ); /* 3. */
         goto out;
     }
-    if (l->ps_head && l->drain) { /* 4. reprovision: the active set has gone */
+    if (reprovision) { /* 4. reprovision: the active set has gone */
         struct lt_qnode *p = ps_pop_head(l);
         int was_standby = __atomic_load_n(&p->state, __ATOMIC_RELAXED) == MCSCR_STANDBY;
         leave_ps(l, p);
