@@ -20,11 +20,14 @@
  *      succ is not the tail, which arriving threads link to): move succ to the PS head and
  *      tell it at once (its state becomes PARKED): it parks instead of spinning out its
  *      budget.  Grant its successor.
- *      2b. succ is the tail and already parked (not in drain mode): cull it too, and release
- *      the lock in the same CAS(tail, succ -> NULL).  A hand-over to a sleeping thread costs
- *      a wake-up, while the thread that just left (the active set) takes the lock again at
- *      once; this is what keeps two threads from handing the lock back and forth through
- *      wake-ups when threads outnumber CPUs.  If an arrival raced in behind succ, grant it.
+ *      2b. succ is the tail and already parked, and the PS is non-empty (the lock has had more
+ *      threads than it needs: surplus) and not draining: cull it too, and release the lock in
+ *      the same CAS(tail, succ -> NULL).  A hand-over to a sleeping thread costs a wake-up,
+ *      while the thread that just left takes the lock again at once; this is what keeps two
+ *      threads from handing the lock back and forth through wake-ups when threads outnumber
+ *      CPUs.  If an arrival raced in behind succ, grant it.  With an empty PS (no surplus
+ *      seen: two threads, say) the parked successor is granted, as in MCS: culling it could
+ *      leave the lock idle while its holder is between sections.
  *   3. hand over: succ exists: grant it (and leave drain mode: the active set is back).
  *   4. reprovision in drain mode (below): no successor and a non-empty PS: pop the PS head,
  *      CAS(tail, n -> p), grant p (if an arrival raced in, p goes back and the arrival gets
@@ -42,11 +45,13 @@
  * to one wake-up per acquisition.  An empty queue does not mean an empty active set (its
  * members may be between two sections).  So here one passive waiter, the *standby* (the
  * LOITER lock's, [MAL] Appendix A.1), sleeps with a timeout of STANDBY_NS and watches the
- * lock: if twice in a row it finds the lock free with no release in between (l.releases,
- * counted by every unlock while the PS is non-empty), the active set has gone: it takes the
+ * lock.  If it finds the lock free at two looks in a row, the lock has room for another thread
+ * (the active set is too small to keep it busy, for instance after culls by 2b): it takes the
  * lock itself with a fresh node (as the holder it then removes its old node from the PS) and
- * puts the lock in drain mode, where every unlock that finds no successor grants the PS head
- * (step 4) until an active arrival is handed the lock.  The lock is thus never left idle
+ * so joins the active set.  If, besides, no release happened between the two looks
+ * (l.releases, counted by every unlock while the PS is non-empty), the active set has gone:
+ * the lock goes into drain mode, where every unlock that finds no successor grants the PS
+ * head (step 4) until an active arrival is handed the lock.  The lock is thus never left idle
  * while passive waiters want it for more than about 2 x STANDBY_NS plus a wake-up: never
  * milliseconds.  The other passive waiters sleep without a timeout (only the standby's timer
  * runs, as the paper recommends).
@@ -163,9 +168,10 @@ static int ps_contains(const struct mcscr_lock *l, const struct lt_qnode *x)
 /* ---- lock ---- */
 
 /* Wait on n until it is granted (returns NULL), or a fairness admission takes it out of the
- * PS (returns n: queue it again), or, as the standby, n's thread finds the active set gone and
- * takes the free lock with a fresh node (returns that node: the caller holds the lock). */
-static struct lt_qnode *mcscr_wait(struct mcscr_lock *l, struct lt_qnode *n, int site)
+ * PS (returns n: queue it again), or, as the standby, n's thread finds the lock idle and takes
+ * it with a fresh node (returns that node: the caller holds the lock; *gone: the active set
+ * has gone). */
+static struct lt_qnode *mcscr_wait(struct mcscr_lock *l, struct lt_qnode *n, int site, int *gone)
 {
     struct lt_spin s = LT_SPIN_INIT;
     int counted = 0;   /* this wait's sleep was counted in the statistics */
@@ -202,12 +208,15 @@ static struct lt_qnode *mcscr_wait(struct mcscr_lock *l, struct lt_qnode *n, int
             continue; /* woken (granted), or a spurious wake-up: look at the state again */
         /* relaxed: a hint; the CAS below decides, and we look twice STANDBY_NS apart. */
         uint32_t r = __atomic_load_n(&l->releases, __ATOMIC_RELAXED);
-        if (mcs_core_busy(&l->q) || !idle_seen || r != seen) {
+        if (mcs_core_busy(&l->q) || !idle_seen) {
             idle_seen = !mcs_core_busy(&l->q);
             seen = r;
             continue;
         }
-        /* Free twice in a row, no release between: the active set has gone. */
+        /* Free twice in a row: the lock has room for us.  No release between: the active set
+         * has gone (drain the PS). */
+        *gone = r == seen;
+        seen = r;
         struct lt_qnode *f = mcs_fresh_node();
         if (mcs_try_enter(&l->q, f))
             return f;
@@ -226,7 +235,8 @@ static __attribute__((noinline)) int mcscr_queue(lt_mutex_t *m, struct lt_qnode 
     __atomic_store_n(&n->done, 0, __ATOMIC_RELAXED);
     mcs_link(pred, n);
     for (;;) {
-        struct lt_qnode *f = mcscr_wait(l, n, site);
+        int gone = 0;
+        struct lt_qnode *f = mcscr_wait(l, n, site, &gone);
         if (!f)
             break; /* granted */
         if (f == n) {
@@ -241,15 +251,24 @@ static __attribute__((noinline)) int mcscr_queue(lt_mutex_t *m, struct lt_qnode 
             mcs_link(pred, n);
             continue;
         }
-        /* We hold the lock with f; n sleeps in the PS (a node in the queue implies a non-NULL
-         * tail, and the lock was free), where nobody but a holder touches it. */
+        /* We hold the lock with f.  n is in the PS, unless a holder took it out for fairness
+         * (REQUEUE) after our last look at its state: then nobody refers to it any more.  A
+         * node in the queue would imply a non-NULL tail, and the lock was free.  acquire (and
+         * the CAS that took the lock): n's state is written by holders only, before their
+         * release. */
+        if (__atomic_load_n(&n->state, __ATOMIC_ACQUIRE) == MCSCR_REQUEUE) {
+            lt_qnode_put(n);
+            n = f;
+            break;
+        }
         if (!ps_contains(l, n)) {
             fputs("locktune: mcscr: internal error: a passive waiter is in no queue\n", stderr);
             abort();
         }
         ps_unlink(l, n);
         __atomic_store_n(&l->standby, 0, __ATOMIC_RELAXED); /* holder-only writes */
-        l->drain = 1;
+        if (gone)
+            l->drain = 1;
         lt_qnode_put(n);
         n = f;
         lt_stat(site, LT_STAT_SELF_ADMITTED);
@@ -342,7 +361,7 @@ static __attribute__((noinline)) int mcscr_unlock_slow(lt_mutex_t *m, struct lt_
      * with acquire). */
     if (succ && !__atomic_load_n(&succ->done, __ATOMIC_RELAXED)) {
         int parked = __atomic_load_n(&succ->state, __ATOMIC_RELAXED) == LT_PARKED;
-        if (ss || (parked && !l->drain)) { /* 2. cull */
+        if (ss || (parked && l->ps_head && !l->drain)) { /* 2. cull */
             ps_push_head(l, succ);
             /* relaxed: its state is WAITING or PARKED (only holders grant, and we hold the
              * lock); its thread only reads it, and the next holder to write it is ordered
