@@ -12,13 +12,14 @@
 
 __thread struct lt_serving *lt_serving_top __attribute__((tls_model("initial-exec")));
 
-unsigned lt_combine_max = 6;
+unsigned lt_combine_max = 6, lt_combine_hard = 144;
 static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
 
 static void setup(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     lt_combine_max = 3u * (unsigned)(n > 0 ? n : 1);
+    lt_combine_hard = 4u * lt_combine_max > 144u ? 4u * lt_combine_max : 144u; /* combining.h */
 }
 
 void lt_combining_setup(void)
@@ -44,6 +45,13 @@ int lt_combining_cond_wait(lt_cond_t *c, lt_mutex_t *m, const struct timespec *a
     s->stepped = 1; /* m was taken back by lock(): this thread holds it now */
     lt_stat(m->_site, LT_STAT_STEPPED_ASIDE);
     return r;
+}
+
+void lt_combining_wake_deferred(struct lt_serving *s)
+{
+    for (unsigned i = 0; i < s->nwake; i++)
+        lt_wake_parked(s->wake[i]);
+    s->nwake = 0;
 }
 
 void lt_combining_relock(lt_mutex_t *m)
