@@ -10,19 +10,17 @@
  *            wait while cur is WAITING; done: return its result (cur is our node from now on)
  *            else we are the combiner: run our request, then walk from nn: while the node has
  *            a next (its owner linked: the request is in), run it, mark it done and GO (a
- *            parked owner is woken after the session).  Stop at a HOLD, at a node not linked
- *            yet, or past lt_combine_max sections at the first node whose waiter is awake
- *            (not PARKED; at lt_combine_hard whatever its state: combining.h); then hand on
- *            at the node reached.
- *   hand on at t:   GO without done - t's owner becomes the combiner (a request, or the owner
- *            is between its XCHG and its link) - or, if t is still the tail, CAS the tail to
- *            NULL: the lock is idle and t is ours.
+ *            parked owner is woken).  Stop at a HOLD, at a node not linked yet, or past
+ * lt_combine_max sections at the first node whose waiter is awake (not PARKED; at lt_combine_hard
+ * whatever its state: combining.h); then hand on at the node reached. hand on at t:   GO without
+ * done - t's owner becomes the combiner (a request, or the owner is between its XCHG and its link)
+ * - or, if t is still the tail, CAS the tail to NULL: the lock is idle and t is ours.
  *
  *   node.state: WAITING --combiner ran it: done, then GO (release)--> GO (return the result)
  *                       --hand on (release)----------------------> GO, not done (combine)
  *               WAITING --waiter: budget spent (LT_WAIT_PARK)--> PARKED --GO by exchange and
- *                       FUTEX_WAKE--> GO, as above (run: lt_combining_done, the wake after
- *                       the session; hand on, past lt_combine_hard only: lt_combining_grant)
+ *                       FUTEX_WAKE (lt_combining_grant)--> GO, as above (handed on: past
+ *                       lt_combine_hard only)
  *
  * One departure from Algorithm 1, which keeps a dummy node in an idle queue: here an idle
  * queue is a NULL tail (a zeroed lock is valid, and a lock owns no memory, so locks can be
@@ -43,11 +41,12 @@
  * linker may be running) measured slower on 2 CPUs, oversubscribed.  The role goes on only to
  * an awake waiter before the hard bound: once the queue is asleep, handing the role to a
  * parked waiter stopped the lock for a wake-up every lt_combine_max sections (issue 12).  A
- * parked waiter is served instead, and woken with its result once the session is over
- * (lt_combining_done: a FUTEX_WAKE in the session delays every request behind it).
+ * parked waiter is served instead, and woken with its result.  (Deferring those wake-ups to
+ * the end of the session measured faster, but a section that waits for a thread served
+ * earlier in the session - outside any condition variable - would wait for ever.)
  * Waiting: the lock's policy (wait.h), spin-then-park by default, so that waiters give their
  * CPUs to the combiner; `ccsynch:spin` spins, then yields.  Every GO goes through
- * lt_combining_grant or lt_combining_done, which wake a parked waiter.  State: 16 bytes.
+ * lt_combining_grant, which wakes a parked waiter.  State: 16 bytes.
  */
 #include "../algo.h"
 #include "../qnode.h"
@@ -122,12 +121,10 @@ static void combine_from(lt_mutex_t *m, struct lt_serving *frame, struct lt_qnod
         lt_stat(lt_site(m), LT_STAT_ACQUIRED);
         lt_stat(lt_site(m), LT_STAT_DELEGATED);
         t->done = 1;
-        /* release: the owner sees the section's writes and its result; a parked owner is
-         * woken after the session (combining.h). */
-        lt_combining_done(m, frame, &t->state, CC_GO);
+        /* release: the owner sees the section's writes and its result. */
+        lt_combining_grant(m, &t->state, CC_GO);
         if (frame->stepped) { /* the role went on at `next`; we hold m by lock() */
             lt_serving_pop(frame);
-            lt_combining_wake_deferred(frame);
             lt_combining_unlock_held(m, cc_unlock);
             return;
         }
@@ -135,7 +132,6 @@ static void combine_from(lt_mutex_t *m, struct lt_serving *frame, struct lt_qnod
     }
     lt_serving_pop(frame);
     hand_on(m, t);
-    lt_combining_wake_deferred(frame);
 }
 
 /* We are the combiner: run our own request, then the queue from nn (our fresh node). */
@@ -233,7 +229,6 @@ static int cc_unlock(lt_mutex_t *m)
     struct lt_serving *s = lt_stepping(m);
     if (__builtin_expect(s != NULL, 0)) { /* a combined section's condition wait */
         hand_on(m, s->pos);
-        lt_combining_wake_deferred(s); /* before we sleep: they may be the signallers */
         return 0;
     }
     struct cc_lock *l = LT_STATE(m, struct cc_lock);

@@ -47,13 +47,6 @@ int lt_combining_cond_wait(lt_cond_t *c, lt_mutex_t *m, const struct timespec *a
     return r;
 }
 
-void lt_combining_wake_deferred(struct lt_serving *s)
-{
-    for (unsigned i = 0; i < s->nwake; i++)
-        lt_wake_parked(s->wake[i]);
-    s->nwake = 0;
-}
-
 void lt_combining_relock(lt_mutex_t *m)
 {
     lt_misuse_relock(m);

@@ -46,19 +46,15 @@
  * with a small n, h the hardware threads; the authors' code uses n = 3 (144 on 48 threads).
  * lt_combine_max is that rule on this machine: 3 x the CPUs online.  It is soft (ccsynch,
  * dsmsynch): at it, the role goes on only to a waiter that is awake (lt_combining_awake); a
- * parked one is served and woken with its result (after the session: lt_combining_done), and
- * the combiner goes on to the next, up to lt_combine_hard = max(4 x lt_combine_max, 144) -
- * the paper's figure - where it hands on whatever the waiter's state.  Handing the role to a
- * parked waiter stops the lock for a wake-up; a bound of 3 x CPUs alone (6 on 2 CPUs) did that
- * every 6 sections once the queue was asleep (issue 12).  Not raised for every session: on 2
- * CPUs a soft bound of 144 ran at 0.4-0.8x glibc at 64 threads where 6 ran at 0.9-1.1x (waiters
- * behind a long session park, and each then costs a wake-up).  Both set by
- * lt_combining_setup() when the first combining lock is initialised. */
+ * parked one is served and woken with its result, and the combiner goes on to the next, up to
+ * lt_combine_hard = max(4 x lt_combine_max, 144) - the paper's figure - where it hands on whatever
+ * the waiter's state.  Handing the role to a parked waiter stops the lock for a wake-up; a bound of
+ * 3 x CPUs alone (6 on 2 CPUs) did that every 6 sections once the queue was asleep (issue 12).  Not
+ * raised for every session: on 2 CPUs a soft bound of 144 ran at 0.4x glibc (median) at 64 threads
+ * where 6 ran at 0.9x (waiters behind a long session park, and each then costs a wake-up).  Both
+ * set by lt_combining_setup() when the first combining lock is initialised. */
 extern unsigned lt_combine_max, lt_combine_hard;
 void lt_combining_setup(void);
-
-/* How many wake-ups a combiner defers (lt_combining_done). */
-#define LT_DEFERRED_WAKES 16
 
 struct lt_serving {
     lt_mutex_t *m;
@@ -66,8 +62,6 @@ struct lt_serving {
     void *pos;             /* the algorithm's hand-on position for a step aside */
     uint8_t stepping;      /* a condition wait is releasing m: step aside */
     uint8_t stepped;       /* stepped aside: this thread now holds m as a lock holder */
-    uint8_t nwake;         /* deferred wake-ups (lt_combining_done) */
-    uint32_t *wake[LT_DEFERRED_WAKES];
 };
 
 extern __thread struct lt_serving *lt_serving_top __attribute__((tls_model("initial-exec")));
@@ -79,7 +73,6 @@ static inline void lt_serving_push(struct lt_serving *s, lt_mutex_t *m)
     s->pos = NULL;
     s->stepping = 0;
     s->stepped = 0;
-    s->nwake = 0;
     lt_serving_top = s;
 }
 
@@ -137,32 +130,6 @@ static inline void lt_combining_grant(lt_mutex_t *m, uint32_t *w, uint32_t v)
         lt_wake_word(w, v);
     else
         __atomic_store_n(w, v, __ATOMIC_RELEASE);
-}
-
-/* FUTEX_WAKE the waiters whose wake-ups s deferred (combining.c). */
-void lt_combining_wake_deferred(struct lt_serving *s);
-
-/* A combiner tells the waiter on word w that its request is run (CC-Synch, DSM-Synch): as
- * lt_combining_grant, but a parked waiter's FUTEX_WAKE is deferred to the end of the session
- * (the caller's lt_combining_wake_deferred, after the role has gone on): a wake-up is a system
- * call of microseconds, and made in the session it stopped every queued request behind it -
- * oversubscribed, where most waiters are parked, that was most of a session's time.  A full
- * list is woken at once.  The waiter may wake early (a spurious wake-up, or a signal), see
- * v and reuse its node before the wake reaches it: a spurious wake-up of whoever waits there
- * next, as after lt_combining_grant's exchange (futex.h). */
-static inline void lt_combining_done(lt_mutex_t *m, struct lt_serving *s, uint32_t *w, uint32_t v)
-{
-    if (lt_wait_of(m) != LT_WAIT_PARK) {
-        /* release: the waiter sees its section's writes and its result. */
-        __atomic_store_n(w, v, __ATOMIC_RELEASE);
-        return;
-    }
-    /* release, as above; the old value says whether the waiter sleeps (wait.h). */
-    if (__atomic_exchange_n(w, v, __ATOMIC_RELEASE) != LT_PARKED)
-        return;
-    if (s->nwake == LT_DEFERRED_WAKES)
-        lt_combining_wake_deferred(s);
-    s->wake[s->nwake++] = w;
 }
 
 /* Whether the waiter on word w (not yet granted) is awake: spinning (LT_WAITING) or promoted

@@ -13,14 +13,13 @@
  *            (not ours: we keep our own node); move on.  At a HOLD request, or past
  *            lt_combine_max sections at the first node whose owner is awake (not PARKED; at
  *            lt_combine_hard whatever its state: combining.h), hand on: GO without done -
- *            that node's owner combines.  A parked owner whose request ran is woken after
- *            the session (lt_combining_done).
+ *            that node's owner combines.
  *
  *   node.state: WAITING --combiner ran it: done, then GO (release)--> GO (return the result)
  *                       --hand on (release)----------------------> GO, not done (combine)
  *               WAITING --waiter: budget spent (LT_WAIT_PARK)--> PARKED --GO by exchange and
- *                       FUTEX_WAKE--> GO, as above (run: lt_combining_done, the wake after
- *                       the session; hand on, past lt_combine_hard only: lt_combining_grant)
+ *                       FUTEX_WAKE (lt_combining_grant)--> GO, as above (handed on: past
+ *                       lt_combine_hard only)
  *
  * The successor of a node is always read before the node's owner is released, so a released
  * node is never touched again and goes straight back to its owner's pool.  An idle queue is a
@@ -35,10 +34,10 @@
  * successor stalls the queue until it runs (the paper §2.3.4).  The role itself goes only to
  * an awake owner before the hard bound: once the queue is asleep, handing the role to a parked
  * owner stopped the lock for a wake-up every lt_combine_max sections (issue 12); a parked
- * owner is served instead, and woken with its result once the session is over.  Waiting: the
- * lock's policy (wait.h), spin-then-park by default, so that waiters give their CPUs to the
- * combiner; `dsmsynch:spin` spins, then yields.  Every GO goes through lt_combining_grant or
- * lt_combining_done, which wake a parked waiter (the combiner's own wait for a link stays a
+ * owner is served instead, and woken with its result (ccsynch.c says why not after the
+ * session).  Waiting: the lock's policy (wait.h), spin-then-park by default, so that waiters
+ * give their CPUs to the combiner; `dsmsynch:spin` spins, then yields.  Every GO goes through
+ * lt_combining_grant, which wakes a parked waiter (the combiner's own wait for a link stays a
  * spin: the linker is between two instructions).  State: 16 bytes.
  */
 #include "../algo.h"
@@ -136,10 +135,9 @@ static void combine_from(lt_mutex_t *m, struct lt_serving *frame, struct lt_qnod
             if (frame->stepped) { /* handed on after t; we hold m by lock() */
                 if (t != own) {
                     t->done = 1;
-                    lt_combining_done(m, frame, &t->state, DSM_GO); /* as below */
+                    lt_combining_grant(m, &t->state, DSM_GO);
                 }
                 lt_serving_pop(frame);
-                lt_combining_wake_deferred(frame);
                 lt_combining_unlock_held(m, dsm_unlock);
                 return;
             }
@@ -147,16 +145,14 @@ static void combine_from(lt_mutex_t *m, struct lt_serving *frame, struct lt_qnod
         struct lt_qnode *next = successor(m, t);
         if (t != own) {
             t->done = 1;
-            /* release: the owner sees the section's writes and its result; a parked owner is
-             * woken after the session (combining.h). */
-            lt_combining_done(m, frame, &t->state, DSM_GO);
+            /* release: the owner sees the section's writes and its result. */
+            lt_combining_grant(m, &t->state, DSM_GO);
         }
         if (!next)
             break;
         t = next;
     }
     lt_serving_pop(frame);
-    lt_combining_wake_deferred(frame);
 }
 
 /* We are the combiner at our own node n: run our request, then the queue. */
@@ -241,7 +237,6 @@ static int dsm_unlock(lt_mutex_t *m)
     struct lt_serving *s = lt_stepping(m);
     if (__builtin_expect(s != NULL, 0)) { /* a combined section's condition wait */
         hand_on_after(m, s->pos);
-        lt_combining_wake_deferred(s); /* before we sleep: they may be the signallers */
         return 0;
     }
     struct dsm_lock *l = LT_STATE(m, struct dsm_lock);
