@@ -45,7 +45,8 @@
  * the end of the session measured faster, but a section that waits for a thread served
  * earlier in the session - outside any condition variable - would wait for ever.)
  * Waiting: the lock's policy (wait.h), spin-then-park by default, so that waiters give their
- * CPUs to the combiner; `ccsynch:spin` spins, then yields.  Every GO goes through
+ * CPUs to the combiner; `ccsynch:spin` spins, then yields, and collapses oversubscribed (no
+ * waiter parks, so the role goes on at lt_combine_max).  Every GO goes through
  * lt_combining_grant, which wakes a parked waiter.  State: 16 bytes.
  */
 #include "../algo.h"

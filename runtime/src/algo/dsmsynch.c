@@ -36,7 +36,8 @@
  * owner stopped the lock for a wake-up every lt_combine_max sections (issue 12); a parked
  * owner is served instead, and woken with its result (ccsynch.c says why not after the
  * session).  Waiting: the lock's policy (wait.h), spin-then-park by default, so that waiters
- * give their CPUs to the combiner; `dsmsynch:spin` spins, then yields.  Every GO goes through
+ * give their CPUs to the combiner; `dsmsynch:spin` spins, then yields, and collapses
+ * oversubscribed (no waiter parks, so the role goes on at lt_combine_max).  Every GO goes through
  * lt_combining_grant, which wakes a parked waiter (the combiner's own wait for a link stays a
  * spin: the linker is between two instructions).  State: 16 bytes.
  */
