@@ -11,8 +11,14 @@
  *   maywait     the same section flagged LT_EXEC_MAY_WAIT runs on its own thread (on_caller).
  *   nested      a combined section combines another lock (lt_execute inside lt_execute,
  *               lt_mutex_lock inside lt_execute), 4 threads, counters exact.
- *   relock      none here: a section that executes on its own lock deadlocks, as POSIX says a
- *               relock does; the runtime reports it (test_stats_misuse.py).
+ *   asleep      ccsynch, dsmsynch: a combiner's own section holds the lock while
+ *               3 x CPUs + 10 threads queue requests and park (500 ms: far beyond any spin budget).
+ * Its session must serve them all and wake each with its result, never hand the combiner role to a
+ * parked waiter (issue 12: at its bound, 3 x CPUs, the old combiner handed on to the next queued
+ * thread, asleep, and the lock stopped for its wake-up): the report must show one combining session
+ * and no hand-over. Counts, not times: a loaded machine only makes the waiters later to arrive, and
+ * they have 500 ms. relock      none here: a section that executes on its own lock deadlocks, as
+ * POSIX says a relock does; the runtime reports it (test_stats_misuse.py).
  *
  * ctest runs it with LOCKTUNE_ALGO=default=ALGO; LOCKTUNE_STATS (PATH) gives the counters the
  * program checks at the end through a forked child's report (PATH.PID): stepped_aside > 0.
@@ -232,6 +238,54 @@ static void nested(void)
     CHECK_EQ(lt_mutex_destroy(&inner_lock), 0);
 }
 
+/* ---- asleep ---- */
+
+/* Beyond the soft bound (3 x CPUs online, combining.h) and within the hard one (at least
+ * 4 x that): 16 on 2 CPUs. */
+#define ASLEEP_MAX 1024
+static int asleep_k;
+
+static lt_mutex_t asleep_lock = LT_MUTEX_INITIALIZER(LT_SITE_UNKNOWN);
+static long asleep_count; /* under asleep_lock */
+static int asleep_queued; /* atomic: threads about to queue their request */
+
+static void *asleep_thread(void *arg);
+static pthread_t asleep_threads[ASLEEP_MAX];
+
+/* Our own section, run on an idle lock: we are the combiner from here. */
+static void *asleep_hold_cs(void *arg)
+{
+    for (int i = 0; i < asleep_k; i++)
+        CHECK_EQ(pthread_create(&asleep_threads[i], NULL, asleep_thread, &asleep_lock), 0);
+    while (__atomic_load_n(&asleep_queued, __ATOMIC_ACQUIRE) < asleep_k)
+        sleep_ms(1);
+    sleep_ms(500); /* every request queued, every waiter parked */
+    asleep_count++;
+    return arg;
+}
+
+static void *asleep_cs(void *arg)
+{
+    asleep_count++;
+    return arg;
+}
+
+static void *asleep_thread(void *arg)
+{
+    __atomic_fetch_add(&asleep_queued, 1, __ATOMIC_RELEASE);
+    CHECK(lt_execute(&asleep_lock, asleep_cs, arg) == arg);
+    return NULL;
+}
+
+static void asleep(void)
+{
+    CHECK(lt_execute(&asleep_lock, asleep_hold_cs, &asleep_lock) == &asleep_lock);
+    for (int i = 0; i < asleep_k; i++)
+        CHECK_EQ(pthread_join(asleep_threads[i], NULL), 0);
+    CHECK_EQ(asleep_count, asleep_k + 1);
+    CHECK_EQ(lt_mutex_destroy(&asleep_lock), 0);
+}
+
 /* ---- the harness ---- */
 
 static const char *algo, *stats_path;
@@ -243,6 +297,9 @@ static long long stat_of(const char *json, const char *key)
     const char *p = strstr(json, pat);
     return p ? atoll(p + strlen(pat)) : -1;
 }
+
+/* Set by run() from the child's report. */
+static long long last_acquisitions, last_sessions, last_handovers;
 
 static void run(const char *name, void (*fn)(void), const char *nonzero)
 {
@@ -279,6 +336,9 @@ static void run(const char *name, void (*fn)(void), const char *nonzero)
         buf[len] = '\0';
         fclose(f);
         unlink(path);
+        last_acquisitions = stat_of(buf, "acquisitions");
+        last_sessions = stat_of(buf, "combining_sessions");
+        last_handovers = stat_of(buf, "handovers");
         if (nonzero) {
             n = stat_of(buf, nonzero);
             CHECK(n > 0);
@@ -314,6 +374,20 @@ int main(int argc, char **argv)
     run("stepaside", stepaside, "stepped_aside");
     run("maywait", maywait, "executed_on_caller");
     run("nested", nested, "combining_sessions");
+    if (strcmp(algo, "ccsynch") == 0 || strcmp(algo, "dsmsynch") == 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        asleep_k = 3 * (int)(cpus > 0 ? cpus : 1) + 10; /* before the fork: checked here too */
+        if (asleep_k > ASLEEP_MAX)
+            asleep_k = ASLEEP_MAX;
+        run("asleep", asleep, "combining_sessions");
+        if (stats_path) {
+            printf("  asleep: %lld sections, %lld sessions, %lld hand-overs\n", last_acquisitions,
+                   last_sessions, last_handovers);
+            CHECK_EQ(last_acquisitions, asleep_k + 1);
+            CHECK_EQ(last_sessions, 1);
+            CHECK_EQ(last_handovers, 0);
+        }
+    }
     printf("test_combining %s: ok (%.1f s)\n", algo, now_s() - t0);
     return 0;
 }

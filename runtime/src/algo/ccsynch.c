@@ -9,16 +9,18 @@
  *            cur->fn, cur->ctx = the request; cur->next = nn   (release: the request is in)
  *            wait while cur is WAITING; done: return its result (cur is our node from now on)
  *            else we are the combiner: run our request, then walk from nn: while the node has
- *            a next (its owner linked: the request is in) and fewer than lt_combine_max
- *            sections ran, run it, mark it done and GO; then hand on at the node reached.
- *   hand on at t:   GO without done - t's owner becomes the combiner (a request, or the owner
- *            is between its XCHG and its link) - or, if t is still the tail, CAS the tail to
- *            NULL: the lock is idle and t is ours.
+ *            a next (its owner linked: the request is in), run it, mark it done and GO (a
+ *            parked owner is woken).  Stop at a HOLD, at a node not linked yet, or past
+ * lt_combine_max sections at the first node whose waiter is awake (not PARKED; at lt_combine_hard
+ * whatever its state: combining.h); then hand on at the node reached. hand on at t:   GO without
+ * done - t's owner becomes the combiner (a request, or the owner is between its XCHG and its link)
+ * - or, if t is still the tail, CAS the tail to NULL: the lock is idle and t is ours.
  *
  *   node.state: WAITING --combiner ran it: done, then GO (release)--> GO (return the result)
  *                       --hand on (release)----------------------> GO, not done (combine)
  *               WAITING --waiter: budget spent (LT_WAIT_PARK)--> PARKED --GO by exchange and
- *                       FUTEX_WAKE (lt_combining_grant)--> GO, as above
+ *                       FUTEX_WAKE (lt_combining_grant)--> GO, as above (handed on: past
+ *                       lt_combine_hard only)
  *
  * One departure from Algorithm 1, which keeps a dummy node in an idle queue: here an idle
  * queue is a NULL tail (a zeroed lock is valid, and a lock owns no memory, so locks can be
@@ -35,10 +37,17 @@
  * FIFO.  Nodes travel between threads (a thread keeps the node it got back), from the
  * per-thread pool of qnode.h.  The paper's design flaw: a thread preempted between its XCHG
  * and its link splits the queue, and the combiner hands on to it - with more threads than
- * CPUs throughput collapses (§2.3.4).  Waiting: the lock's policy (wait.h), spin-then-park by
- * default, so that waiters give their CPUs to the combiner; `ccsynch:spin` spins, then yields,
- * and collapses oversubscribed.  Every GO goes through lt_combining_grant, which wakes a parked
- * waiter.  State: 16 bytes.
+ * CPUs throughput collapses (§2.3.4).  Waiting for the link instead (a moment, while the
+ * linker may be running) measured slower on 2 CPUs, oversubscribed.  The role goes on only to
+ * an awake waiter before the hard bound: once the queue is asleep, handing the role to a
+ * parked waiter stopped the lock for a wake-up every lt_combine_max sections (issue 12).  A
+ * parked waiter is served instead, and woken with its result.  (Deferring those wake-ups to
+ * the end of the session measured faster, but a section that waits for a thread served
+ * earlier in the session - outside any condition variable - would wait for ever.)
+ * Waiting: the lock's policy (wait.h), spin-then-park by default, so that waiters give their
+ * CPUs to the combiner; `ccsynch:spin` spins, then yields, and collapses oversubscribed (no
+ * waiter parks, so the role goes on at lt_combine_max).  Every GO goes through
+ * lt_combining_grant, which wakes a parked waiter.  State: 16 bytes.
  */
 #include "../algo.h"
 #include "../qnode.h"
@@ -95,13 +104,17 @@ static void hand_on(lt_mutex_t *m, struct lt_qnode *t)
 }
 
 /* Combine from t (a node whose request, if linked, is not run yet), having run `ran` sections
- * in this session; ends the session by handing on. */
+ * in this session; ends the session by handing on.  The bound is soft (combining.h): past
+ * lt_combine_max the session ends at the first node whose waiter is awake, so the role never
+ * goes to a sleeping thread before lt_combine_hard. */
 static void combine_from(lt_mutex_t *m, struct lt_serving *frame, struct lt_qnode *t, unsigned ran)
 {
     for (;;) {
         /* acquire: the owner's request, written before its release link. */
         struct lt_qnode *next = __atomic_load_n(&t->next, __ATOMIC_ACQUIRE);
-        if (!next || t->fn == CC_HOLD || ran >= lt_combine_max)
+        if (!next || t->fn == CC_HOLD)
+            break;
+        if (ran >= lt_combine_max && (ran >= lt_combine_hard || lt_combining_awake(&t->state)))
             break;
         frame->pos = next;
         t->ctx = t->fn(t->ctx);

@@ -12,13 +12,14 @@
 
 __thread struct lt_serving *lt_serving_top __attribute__((tls_model("initial-exec")));
 
-unsigned lt_combine_max = 6;
+unsigned lt_combine_max = 6, lt_combine_hard = 144;
 static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
 
 static void setup(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     lt_combine_max = 3u * (unsigned)(n > 0 ? n : 1);
+    lt_combine_hard = 4u * lt_combine_max > 144u ? 4u * lt_combine_max : 144u; /* combining.h */
 }
 
 void lt_combining_setup(void)

@@ -44,9 +44,16 @@
 /* MAX_COMBINER_OPERATIONS of CC-Synch/DSM-Synch: a bound on the sections one combiner runs in
  * a session, so that it returns to its own caller.  The paper's rule (§5.2, Fig. 4) is n x h
  * with a small n, h the hardware threads; the authors' code uses n = 3 (144 on 48 threads).
- * Here 3 x the CPUs online, set by lt_combining_setup() when the first combining lock is
- * initialised; fc and oyama bound their sessions with it too. */
-extern unsigned lt_combine_max;
+ * lt_combine_max is that rule on this machine: 3 x the CPUs online.  It is soft (ccsynch,
+ * dsmsynch): at it, the role goes on only to a waiter that is awake (lt_combining_awake); a
+ * parked one is served and woken with its result, and the combiner goes on to the next, up to
+ * lt_combine_hard = max(4 x lt_combine_max, 144) - the paper's figure - where it hands on whatever
+ * the waiter's state.  Handing the role to a parked waiter stops the lock for a wake-up; a bound of
+ * 3 x CPUs alone (6 on 2 CPUs) did that every 6 sections once the queue was asleep (issue 12).  Not
+ * raised for every session: on 2 CPUs a soft bound of 144 ran at 0.4x glibc (median) at 64 threads
+ * where 6 ran at 0.9x (waiters behind a long session park, and each then costs a wake-up).  Both
+ * set by lt_combining_setup() when the first combining lock is initialised. */
+extern unsigned lt_combine_max, lt_combine_hard;
 void lt_combining_setup(void);
 
 struct lt_serving {
@@ -123,6 +130,15 @@ static inline void lt_combining_grant(lt_mutex_t *m, uint32_t *w, uint32_t v)
         lt_wake_word(w, v);
     else
         __atomic_store_n(w, v, __ATOMIC_RELEASE);
+}
+
+/* Whether the waiter on word w (not yet granted) is awake: spinning (LT_WAITING) or promoted
+ * (LT_NEAR), not asleep in the kernel (LT_PARKED).  relaxed: a hint that chooses where the
+ * combiner role goes; a waiter that parks just after costs one wake-up, as before (the grant's
+ * exchange sees LT_PARKED and wakes it). */
+static inline bool lt_combining_awake(const uint32_t *w)
+{
+    return __atomic_load_n(w, __ATOMIC_RELAXED) != LT_PARKED;
 }
 
 /* One poll of a combining waiter: spin for the spin budget, then yield between polls (the

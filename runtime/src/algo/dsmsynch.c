@@ -10,13 +10,16 @@
  *            else (no pred, or GO without done) we are the combiner, at n:
  *   combine: run the node's request; find its successor - none: CAS(tail, node -> NULL) ends
  *            the queue (idle), or wait for the successor's link; mark the node done and GO
- *            (not ours: we keep our own node); move on.  After lt_combine_max sections, or at
- *            a HOLD request, hand on: GO without done - that node's owner combines.
+ *            (not ours: we keep our own node); move on.  At a HOLD request, or past
+ *            lt_combine_max sections at the first node whose owner is awake (not PARKED; at
+ *            lt_combine_hard whatever its state: combining.h), hand on: GO without done -
+ *            that node's owner combines.
  *
  *   node.state: WAITING --combiner ran it: done, then GO (release)--> GO (return the result)
  *                       --hand on (release)----------------------> GO, not done (combine)
  *               WAITING --waiter: budget spent (LT_WAIT_PARK)--> PARKED --GO by exchange and
- *                       FUTEX_WAKE (lt_combining_grant)--> GO, as above
+ *                       FUTEX_WAKE (lt_combining_grant)--> GO, as above (handed on: past
+ *                       lt_combine_hard only)
  *
  * The successor of a node is always read before the node's owner is released, so a released
  * node is never touched again and goes straight back to its owner's pool.  An idle queue is a
@@ -28,10 +31,13 @@
  * progress.
  *
  * FIFO.  The combiner also waits for a successor between its XCHG and its link; a preempted
- * successor - or a preempted owner handed the role - stalls the queue: with more threads than
- * CPUs throughput collapses, as CC-Synch's (the paper §2.3.4).  Waiting: the lock's policy
- * (wait.h), spin-then-park by default, so that waiters give their CPUs to the combiner;
- * `dsmsynch:spin` spins, then yields, and collapses oversubscribed.  Every GO goes through
+ * successor stalls the queue until it runs (the paper §2.3.4).  The role itself goes only to
+ * an awake owner before the hard bound: once the queue is asleep, handing the role to a parked
+ * owner stopped the lock for a wake-up every lt_combine_max sections (issue 12); a parked
+ * owner is served instead, and woken with its result (ccsynch.c says why not after the
+ * session).  Waiting: the lock's policy (wait.h), spin-then-park by default, so that waiters
+ * give their CPUs to the combiner; `dsmsynch:spin` spins, then yields, and collapses
+ * oversubscribed (no waiter parks, so the role goes on at lt_combine_max).  Every GO goes through
  * lt_combining_grant, which wakes a parked waiter (the combiner's own wait for a link stays a
  * spin: the linker is between two instructions).  State: 16 bytes.
  */
@@ -113,7 +119,9 @@ static void combine_from(lt_mutex_t *m, struct lt_serving *frame, struct lt_qnod
 {
     unsigned ran = 0;
     for (;;) {
-        if (t != own && (t->fn == DSM_HOLD || ran >= lt_combine_max)) {
+        if (t != own &&
+            (t->fn == DSM_HOLD || (ran >= lt_combine_max &&
+                                   (ran >= lt_combine_hard || lt_combining_awake(&t->state))))) {
             lt_stat(lt_site(m), LT_STAT_HANDOVERS);
             lt_combining_grant(m, &t->state, DSM_GO); /* t's owner combines */
             break;
