@@ -524,9 +524,19 @@ std::string diagnose(FunctionContext &F, Section &S)
     std::sort(S.EndLines.begin(), S.EndLines.end());
     S.EndLines.erase(std::unique(S.EndLines.begin(), S.EndLines.end()), S.EndLines.end());
     std::string Fn = F.Fn->getNameAsString() + "()";
-    if (!AnyUnlock)
+    if (!AnyUnlock) {
+        // An unlock of the same kind of lock written another way (zstd: taken as
+        // `&jobPtr->job_mutex`, released as `&mtctx->jobs[wJobID].job_mutex`): the section
+        // may well end here, but that the two name one lock is not proven.
+        for (const CallExpr *U : F.OpOrder) {
+            const LockOp &Op = F.Ops.at(U);
+            if (Op.Kind == OpKind::Unlock && Op.Key != "unknown" && Op.Key == S.Lock.Key)
+                return "the unlock at line " + lineOf(F, U) + " writes the lock as " + Op.Written +
+                       ", not proven to be the lock " + S.Lock.Written + " taken here";
+        }
         return "no unlock of " + S.Lock.Written + " in " + Fn +
                ": the critical section ends in another function";
+    }
     if (R.Escape)
         return *R.Escape;
     // A lock dropped and taken again (around a sleep, in a background thread's loop).
