@@ -158,7 +158,8 @@ def reasons(doc: dict) -> str:
     out = []
     for p in doc["programs"]:
         kept = sorted(p["kept_by_reason"].items(), key=lambda kv: -kv[1])
-        out.append(f"- **{p['program']}**: " + "; ".join(f"{n} {r}" for r, n in kept))
+        listed = "; ".join(f"{n} {r}" for r, n in kept) or "none kept"
+        out.append(f"- **{p['program']}**: {listed}")
     return "\n".join(out)
 
 
