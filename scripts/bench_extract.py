@@ -3,9 +3,9 @@
 
     .venv/bin/python scripts/bench_extract.py [--repeat 10] [--out bench/results]
 
-Fetches memcached's Debian source package into a temporary folder (`apt-get source`; run
-`scripts/bootstrap --deb-src` once to enable source packages), configures it with clang and
-records its compile commands (`bear -- make`), then runs locktune-extract over every file
+Gets memcached's original tree from the real-program runner's recipe (scripts/realprog.py:
+its Debian source package fetched once with `apt-get source`, after `scripts/bootstrap
+--deb-src`, and built by its own build under `bear` in a temporary folder), then runs locktune-extract over every file
 memcached compiles, with those commands, --repeat times.  Writes
 bench/results/extract-memcached.json (times min/median/max, the sections found, extracted
 and kept with their reasons, the machine) and extract-memcached.svg.  The extraction runs in
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import importlib.util
 import json
 import os
 import re
@@ -33,24 +34,19 @@ sys.path.insert(0, str(ROOT))
 from locktune import charts, machine, native  # noqa: E402
 
 
-def run(cmd: list[str], cwd: Path, what: str, timeout: int = 900) -> None:
-    res = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
-    if res.returncode != 0:
-        tail = (res.stdout + res.stderr).strip().splitlines()[-5:]
-        sys.exit(f"bench_extract: error: {what} failed ({' '.join(cmd)}): " + " | ".join(tail))
-
-
-def fetch_memcached(work: Path) -> Path:
-    if not shutil.which("apt-get") or not shutil.which("bear"):
-        sys.exit("bench_extract: error: needs apt-get and bear (scripts/bootstrap installs bear)")
-    run(["apt-get", "source", "memcached"], work, "apt-get source (scripts/bootstrap --deb-src?)")
-    src = next(p for p in work.iterdir() if p.is_dir() and p.name.startswith("memcached-"))
-    env_cc = ["env", "CC=clang"]
-    run([*env_cc, "./configure", "--disable-coverage"], src, "configure")
-    run(["bear", "--", "make", "-j2"], src, "bear -- make")
-    if not (src / "compile_commands.json").exists():
-        sys.exit("bench_extract: error: bear wrote no compile_commands.json")
-    return src
+def memcached_tree(work: Path) -> Path:
+    """memcached's original tree with its compile commands, made by the real-program runner's
+    recipe (scripts/realprog.py: fetched once, built by its own build under bear): one owner
+    for fetching and building it."""
+    spec = importlib.util.spec_from_file_location("realprog", ROOT / "scripts" / "realprog.py")
+    realprog = importlib.util.module_from_spec(spec)
+    sys.modules["realprog"] = realprog  # its dataclasses look their module up
+    spec.loader.exec_module(realprog)
+    try:
+        realprog.build_original(realprog.every_recipe()["memcached"], work)
+    except realprog.Failed as e:
+        sys.exit(f"bench_extract: error: {e}")
+    return work / "original"
 
 
 def kept_kind(reason: str) -> str:
@@ -73,7 +69,7 @@ def main() -> None:
     tool = native.bin_path("locktune-extract")
     with tempfile.TemporaryDirectory(prefix="bench-extract-") as tmp:
         work = Path(tmp)
-        src = args.source.resolve() if args.source else fetch_memcached(work)
+        src = args.source.resolve() if args.source else memcached_tree(work)
         db = json.loads((src / "compile_commands.json").read_text())
         files = sorted({str((Path(e["directory"]) / e["file"]).resolve()) for e in db})
         times, report = [], None
