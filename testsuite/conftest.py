@@ -71,6 +71,13 @@ def cc():
     return compile_
 
 
+def runtime_flags(native_dir: Path) -> list[str]:
+    """cc flags for a program that calls the runtime installed in native_dir."""
+    lib = native_dir / "lib"
+    inc = native_dir / "include"
+    return ["-I", str(inc), "-L", str(lib), f"-Wl,-rpath,{lib}", "-llocktune", "-pthread"]
+
+
 def clean_env(**extra: str) -> dict[str, str]:
     """The environment minus anything locktune reads, plus `extra`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LOCKTUNE_", "LD_"))}

@@ -16,7 +16,7 @@ import json
 import subprocess
 
 import pytest
-from conftest import clean_env
+from conftest import clean_env, runtime_flags
 
 PROGRAM = r"""
 #define _GNU_SOURCE
@@ -79,16 +79,10 @@ int main(int argc, char **argv)
 
 
 @pytest.fixture(scope="module")
-def program(tmp_path_factory, native_dir):
+def program(tmp_path_factory, native_dir, cc):
     d = tmp_path_factory.mktemp("auto")
     (d / "prog.c").write_text(PROGRAM)
-    lib = native_dir / "lib"
-    cmd = ["cc", "-O1", "-Wall", "-Wextra", "-Werror", "-I", str(native_dir / "include")]
-    cmd += ["-o", str(d / "prog"), str(d / "prog.c")]
-    cmd += ["-L", str(lib), f"-Wl,-rpath,{lib}", "-llocktune", "-pthread"]
-    res = subprocess.run(cmd, capture_output=True, text=True)
-    assert res.returncode == 0, res.stderr
-    return d / "prog"
+    return cc(d / "prog", d / "prog.c", flags=runtime_flags(native_dir))
 
 
 def run(program, tmp_path, *args, **env):

@@ -17,7 +17,7 @@ import json
 import subprocess
 
 import pytest
-from conftest import clean_env
+from conftest import clean_env, runtime_flags
 
 PROGRAM = r"""
 #define _GNU_SOURCE
@@ -86,16 +86,10 @@ int main(void)
 
 
 @pytest.fixture(scope="module")
-def program(tmp_path_factory, native_dir):
+def program(tmp_path_factory, native_dir, cc):
     d = tmp_path_factory.mktemp("mcscr")
     (d / "prog.c").write_text(PROGRAM)
-    lib = native_dir / "lib"
-    cmd = ["cc", "-O1", "-Wall", "-Wextra", "-Werror", "-I", str(native_dir / "include")]
-    cmd += ["-o", str(d / "prog"), str(d / "prog.c")]
-    cmd += ["-L", str(lib), f"-Wl,-rpath,{lib}", "-llocktune", "-pthread"]
-    res = subprocess.run(cmd, capture_output=True, text=True)
-    assert res.returncode == 0, res.stderr
-    return d / "prog"
+    return cc(d / "prog", d / "prog.c", flags=runtime_flags(native_dir))
 
 
 @pytest.mark.parametrize("run", range(3))

@@ -11,10 +11,11 @@
  *            else we are the combiner: run our request, then walk from nn: while the node has
  *            a next (its owner linked: the request is in), run it, mark it done and GO (a
  *            parked owner is woken).  Stop at a HOLD, at a node not linked yet, or past
- * lt_combine_max sections at the first node whose waiter is awake (not PARKED; at lt_combine_hard
- * whatever its state: combining.h); then hand on at the node reached. hand on at t:   GO without
- * done - t's owner becomes the combiner (a request, or the owner is between its XCHG and its link)
- * - or, if t is still the tail, CAS the tail to NULL: the lock is idle and t is ours.
+ *            lt_combine_max sections at the first node whose waiter is awake (not PARKED;
+ *            at lt_combine_hard whatever its state: combining.h); then hand on there.
+ *   hand on at t:   GO without done - t's owner becomes the combiner (a request, or the owner
+ *            is between its XCHG and its link) - or, if t is still the tail, CAS the tail to
+ *            NULL: the lock is idle and t is ours.
  *
  *   node.state: WAITING --combiner ran it: done, then GO (release)--> GO (return the result)
  *                       --hand on (release)----------------------> GO, not done (combine)
