@@ -415,8 +415,9 @@ def run(opts: Options, progress: Progress = _quiet) -> Result:
         for rel in rels:
             if rel not in to_extract and states[rel].error is None:
                 if rel not in built:  # not part of the program as built: not counted
+                    why = NOT_INCLUDED if rel.endswith(".h") else NOT_BUILT
                     ext.sections += token_sections(
-                        rel, states[rel].original, token_roles, NOT_BUILT, kind="not-built"
+                        rel, states[rel].original, token_roles, why, kind="not-built"
                     )
                 else:
                     ext.sections += token_sections(
@@ -554,6 +555,7 @@ NOT_PARSED = "not analysed: the file could not be analysed with its compile comm
 NOT_BUILT = (
     "not analysed: the file is not in the compilation database (the build does not compile it)"
 )
+NOT_INCLUDED = "not analysed: no file the build compiles includes this header (as configured)"
 
 
 def token_sections(
