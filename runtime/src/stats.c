@@ -222,11 +222,18 @@ static void write_site(FILE *f, int first, int id, const struct counters *c)
         enum lt_stat s;
         const char *key;
     } extra[] = {
-        {LT_STAT_SKIPPED, "skipped_preempted"},       {LT_STAT_CULLED, "culled"},
-        {LT_STAT_REPROVISIONED, "reprovisioned"},     {LT_STAT_FAIR_GRANTS, "fairness_grants"},
-        {LT_STAT_SELF_ADMITTED, "self_admitted"},     {LT_STAT_SESSIONS, "combining_sessions"},
-        {LT_STAT_STEPPED_ASIDE, "stepped_aside"},     {LT_STAT_ON_CALLER, "executed_on_caller"},
-        {LT_STAT_AUTO_TO_QUEUE, "switches_to_queue"}, {LT_STAT_AUTO_TO_BARGE, "switches_to_barge"},
+        {LT_STAT_SKIPPED, "skipped_preempted"},
+        {LT_STAT_CULLED, "culled"},
+        {LT_STAT_REPROVISIONED, "reprovisioned"},
+        {LT_STAT_FAIR_GRANTS, "fairness_grants"},
+        {LT_STAT_SELF_ADMITTED, "self_admitted"},
+        {LT_STAT_SESSIONS, "combining_sessions"},
+        {LT_STAT_STEPPED_ASIDE, "stepped_aside"},
+        {LT_STAT_ON_CALLER, "executed_on_caller"},
+        {LT_STAT_AUTO_TO_QUEUE, "switches_to_queue"},
+        {LT_STAT_AUTO_TO_BARGE, "switches_to_barge"},
+        {LT_STAT_AUTO_FENCED, "fenced"},
+        {LT_STAT_AUTO_UNFENCED, "unfenced"},
     };
     int n = 0;
     for (unsigned i = 0; i < sizeof extra / sizeof extra[0]; i++)

@@ -36,6 +36,8 @@ enum lt_stat {
     LT_STAT_ON_CALLER,        /* delegating: lt_execute run on the caller, under the lock */
     LT_STAT_AUTO_TO_QUEUE,    /* auto: switches from the barging lock to the queue lock */
     LT_STAT_AUTO_TO_BARGE,    /* auto: switches back */
+    LT_STAT_AUTO_FENCED,      /* auto: barging releases made exchanges (a membarrier each) */
+    LT_STAT_AUTO_UNFENCED,    /* auto: ... made plain stores again */
     LT_STAT_N
 };
 

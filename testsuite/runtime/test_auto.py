@@ -4,7 +4,9 @@ futex lock and the blocking ShflLock.
 The program below runs one lock through three phases - one thread alone, then eight threads
 per CPU taking it back to back (threads outnumber CPUs: the queue lock's case), then one
 thread alone again - and counts every section it runs, so a lost or doubled section shows.
-The switches are read from LOCKTUNE_STATS.  The rules are in auto.c's header.  In the crowd
+The switches are read from LOCKTUNE_STATS.  The rules are in auto.c's header.  With a fifth
+argument R the crowd and the second lone phase repeat R times: the fencing of the barging
+lock's releases (auto.c's header) comes and goes with them.  In the crowd
 phase each section naps 20 us, so every other thread is waiting whenever the lock is held,
 whatever the machine's speed or load (with short sections a thread on a 2-CPU machine takes
 the lock thousands of times in its time slice, unopposed: the barging lock's case).
@@ -54,8 +56,9 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-    if (argc != 5)
+    if (argc != 5 && argc != 6)
         return 2;
+    int rounds = argc == 6 ? atoi(argv[5]) : 1;
     nap_us = atoi(argv[4]);
     int alone = atoi(argv[1]), crowd = atoi(argv[2]);
     per_thread = atoi(argv[3]);
@@ -66,12 +69,14 @@ int main(int argc, char **argv)
         nthreads = 64;
     for (int i = 0; i < alone; i++) { lt_mutex_lock(&m); section(); lt_mutex_unlock(&m); }
     pthread_t t[64];
-    for (int i = 0; i < nthreads; i++)
-        pthread_create(&t[i], NULL, worker, NULL);
-    for (int i = 0; i < nthreads; i++)
-        pthread_join(t[i], NULL);
-    for (int i = 0; i < alone; i++) { lt_mutex_lock(&m); section(); lt_mutex_unlock(&m); }
-    unsigned long want = 2ul * alone + (unsigned long)nthreads * per_thread;
+    for (int r = 0; r < rounds; r++) {
+        for (int i = 0; i < nthreads; i++)
+            pthread_create(&t[i], NULL, worker, NULL);
+        for (int i = 0; i < nthreads; i++)
+            pthread_join(t[i], NULL);
+        for (int i = 0; i < alone; i++) { lt_mutex_lock(&m); section(); lt_mutex_unlock(&m); }
+    }
+    unsigned long want = (1ul + rounds) * alone + (unsigned long)rounds * nthreads * per_thread;
     printf("%lu %lu\n", counter, want);
     return counter == want ? 0 : 1;
 }
@@ -103,7 +108,36 @@ def run(program, tmp_path, *args, **env):
 def test_one_thread_alone_never_switches(program, tmp_path):
     site = run(program, tmp_path, 50000, 0, 0, 0)
     assert site["acquisitions"] == 100000
-    assert site["algorithm_counters"] == {"switches_to_queue": 0, "switches_to_barge": 0}
+    # never waited: never switched, and its releases stayed plain stores
+    assert site["algorithm_counters"] == {
+        "switches_to_queue": 0,
+        "switches_to_barge": 0,
+        "fenced": 0,
+        "unfenced": 0,
+    }
+
+
+def test_barging_releases_are_fenced_when_contended_and_unfenced_when_quiet(program, tmp_path):
+    """One thread per CPU, sections that nap 50 us (so the others sleep on the barging word:
+    no crowd beyond the CPUs, the lock stays barging), then one thread alone for 20,000
+    acquisitions (more than the 32 windows of 256 after which auto.c unfences), 12 times.
+    Each contended phase fences the releases (a membarrier), each quiet one unfences them;
+    a wake-up lost in a transition would hang a phase (the timeout), a section lost or run
+    twice would show in the count."""
+    site = run(program, tmp_path, 20000, 1, 40, 50, 12)
+    c = site["algorithm_counters"]
+    assert c["switches_to_queue"] == 0, site
+    assert c["fenced"] >= 6 and c["unfenced"] >= 6, site
+    assert abs(c["fenced"] - c["unfenced"]) <= 1, site  # they alternate
+
+
+def test_without_membarrier_every_barging_release_is_an_exchange(program, tmp_path):
+    """LOCKTUNE_AUTO_MEMBARRIER=0 (what a kernel without membarrier gets): glibc's protocol,
+    never fenced or unfenced, sections exact under the same contended phases."""
+    site = run(program, tmp_path, 20000, 1, 40, 50, 4, LOCKTUNE_AUTO_MEMBARRIER="0")
+    c = site["algorithm_counters"]
+    assert c["fenced"] == 0 and c["unfenced"] == 0, site
+    assert site["parked"] > 0, site  # the waiters did sleep
 
 
 def test_a_crowd_moves_the_lock_to_the_queue_and_back_when_it_leaves(program, tmp_path):
@@ -127,14 +161,17 @@ def test_forced_switches_keep_every_section(program, tmp_path):
     assert sw["switches_to_queue"] >= 10 and sw["switches_to_barge"] >= 10, site
 
 
-def test_a_bad_switch_count_is_a_one_line_error(program, tmp_path):
+@pytest.mark.parametrize(
+    "var,value", [("LOCKTUNE_AUTO_SWITCH_EVERY", "0"), ("LOCKTUNE_AUTO_MEMBARRIER", "yes")]
+)
+def test_a_bad_setting_is_a_one_line_error(program, tmp_path, var, value):
     res = subprocess.run(
         [str(program), "1", "0", "0", "0"],
         capture_output=True,
         text=True,
         timeout=60,
-        env=clean_env(LOCKTUNE_ALGO="default=auto", LOCKTUNE_AUTO_SWITCH_EVERY="0"),
+        env=clean_env(LOCKTUNE_ALGO="default=auto", **{var: value}),
     )
     assert res.returncode == 2
     line = res.stderr.strip()
-    assert "\n" not in line and "LOCKTUNE_AUTO_SWITCH_EVERY=0" in line
+    assert "\n" not in line and f"{var}={value}" in line

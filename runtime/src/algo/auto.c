@@ -5,18 +5,48 @@
  *
  * Modes, each a complete lock of its own inside the one lt_mutex_t:
  *
- *   BARGE   a three-state futex mutex (glibc's algorithm: take the word if it is free, else
- *           sleep; the releasing thread may take it again at once).  Cheapest while few
- *           threads want the lock at a time.
+ *   BARGE   a futex mutex that barges (take the word if it is free, else sleep; the releasing
+ *           thread may take it again at once).  Cheapest while few threads want the lock at
+ *           a time.  Its release is one plain store where membarrier(2) is there (below).
  *   QUEUE   the blocking ShflLock (shfl_core.h): stealing while the queue is short, waiters
  *           queued behind a spinning head, parked beyond the spin budget, woken ahead of
  *           their turn.  Holds up when threads outnumber CPUs.
  *
- * State (m->_u, 40 bytes; the ShflLock first, where shfl_core.h looks for it):
+ * State (m->_u, 38 of its 40 bytes; the ShflLock first, where shfl_core.h looks for it):
  *
- *   q        the QUEUE lock          word     the BARGE word (0 free, 1 held, 2 sleepers)
+ *   q        the QUEUE lock          word     the BARGE word (0 free, 1 held; 2 sleepers: below)
  *   mode     the lock in force       held     the locks the holder holds (bit per mode)
  *   waiting  threads waiting now     acq, cont, waiters, shift: the holder's window
+ *   sleepers threads in the BARGE wait     fenced   whether BARGE releases are exchanges
+ *
+ * The BARGE release, and who pays for the ordering it needs.  A release must not miss a
+ * sleeper: the releaser writes the word and then reads whether anyone sleeps; the sleeper
+ * announces itself and then reads the word - the store-buffering pattern, where each side
+ * needs a full barrier between its store and its load.  glibc puts it on the releaser: the
+ * word is three-state (2: "maybe sleepers") and every release an exchange, an atomic
+ * read-modify-write (~8 of the ~19 ns of an uncontended pair on our 2-vCPU VM).  While a lock
+ * is not contended we put it on the sleeper instead, as liburcu's membarrier flavour does:
+ *
+ *   unfenced release:  word = 0 (release) ; compiler barrier ; sleepers != 0 ?  wake one
+ *   fenced release:    exchange(word, 0) == 2 ?  wake one                       (glibc's)
+ *   wait:  sleepers += 1 (seq_cst) ;  fenced == 0 ?  fenced = 1, membarrier(PRIVATE_EXPEDITED)
+ *          while exchange(word, 2) != 0:  futex_wait(word, 2)  ;  sleepers -= 1
+ *
+ * membarrier returns once every running thread of the process has passed a full barrier (one
+ * not running passed one when it was switched out).  A releaser that read fenced == 0 before
+ * that barrier has its store of 0 drained by it: the waiter's exchange after the call sees
+ * that 0 (it takes the word), or a later holder's; a releaser whose load of `sleepers` comes
+ * after the barrier sees the waiter's increment and wakes.  A waiter that came in meanwhile,
+ * found fenced already 1 and went to sleep on a 2 a stale plain store then overwrote, is woken
+ * by the chain glibc's protocol keeps: the waiter that made the call is still to take the word
+ * by exchanging in 2, so its release wakes one, and so on while anyone sleeps.  So the first
+ * wait on a quiet lock costs one membarrier (14 us here: IPIs; ~1-2 us on bare metal), and
+ * releases are exchanges from then on; the holder unfences the lock again after
+ * UNFENCE_WINDOWS windows without a contended acquisition - storing fenced = 0 and then
+ * reading `sleepers` (both seq_cst: the same pattern against a waiter's increment and look
+ * at `fenced`), fencing it again if someone came.  At most one membarrier per ~8,000
+ * uncontended acquisitions, then.  Where membarrier is missing (Linux before 4.14, or a
+ * seccomp filter), or with LOCKTUNE_AUTO_MEMBARRIER=0, every release is an exchange.
  *
  * Acquisition (lock, trylock): read `mode`, take that mode's lock, read `mode` again.  Equal:
  * the lock is ours.  Different: the lock moved on while we waited - release the mode's lock
@@ -61,7 +91,11 @@
  * `switches_to_queue`, `switches_to_barge`).
  */
 #define _GNU_SOURCE
+#include <linux/membarrier.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "../config.h"
 #include "../futex.h"
@@ -70,24 +104,48 @@
 enum { AUTO_BARGE = 0, AUTO_QUEUE = 1, AUTO_MODES = 2 };
 
 #define WINDOW_MIN       256u
-#define WINDOW_MAX_SHIFT 6u /* 256 << 6 = 16,384 */
+#define WINDOW_MAX_SHIFT 6u  /* 256 << 6 = 16,384 */
+#define UNFENCE_WINDOWS  32u /* uncontended windows before the BARGE releases are stores again */
 
 struct auto_lock {
     struct shfl_lock q; /* QUEUE; first: shfl_core.h addresses it as m->_u */
     uint32_t word;      /* atomic: BARGE */
-    uint32_t mode;      /* atomic: the lock in force */
-    uint32_t waiting;   /* atomic: threads waiting in lock() now */
-    uint8_t held;       /* the holder's: bit per mode whose lock it holds */
-    uint8_t shift;      /* the holder's: window = WINDOW_MIN << shift */
+    uint32_t sleepers;  /* atomic: threads in barge_wait */
+    uint32_t waiters;   /* the holder's: sum of `waiting` seen at each acquisition */
+    uint16_t waiting;   /* atomic: threads waiting in lock() now (a statistic: wraps) */
     uint16_t cont;      /* the holder's: contended acquisitions in the window */
     uint16_t acq;       /* the holder's: acquisitions in the window */
-    uint16_t pad;
-    uint32_t waiters; /* the holder's: sum of `waiting` seen at each acquisition */
+    uint8_t mode;       /* atomic: the lock in force */
+    uint8_t held;       /* the holder's: bit per mode whose lock it holds */
+    uint8_t shift;      /* the holder's: window = WINDOW_MIN << shift */
+    uint8_t fenced;     /* atomic: 0 unfenced, else 1 + uncontended windows since fenced */
 };
 LT_STATE_FITS(struct auto_lock);
 
 static unsigned ncpus = 1;    /* CPUs the process may run on (configure) */
 static unsigned switch_every; /* LOCKTUNE_AUTO_SWITCH_EVERY; 0: by the rules */
+static bool asym;             /* the BARGE release is a store: membarrier is registered */
+
+static int membarrier(int cmd)
+{
+    return (int)syscall(__NR_membarrier, cmd, 0, 0);
+}
+
+/* Whether the sleepers can pay for the BARGE release's barrier (header).  The registration is
+ * the process's (its memory map's), inherited by fork and dropped by exec. */
+static bool asym_available(void)
+{
+    const char *v = getenv("LOCKTUNE_AUTO_MEMBARRIER");
+    if (v && *v) {
+        if (strcmp(v, "0") == 0)
+            return false;
+        if (strcmp(v, "1") != 0)
+            lt_config_fatal("LOCKTUNE_AUTO_MEMBARRIER=%s: expected 0 or 1", v);
+    }
+    int cmds = membarrier(MEMBARRIER_CMD_QUERY);
+    return cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
+           membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
+}
 
 static void auto_configure(void)
 {
@@ -104,21 +162,10 @@ static void auto_configure(void)
                             v);
         switch_every = (unsigned)x;
     }
+    asym = asym_available();
 }
 
 /* ------------------------------------------------------------------ the two locks */
-
-/* glibc's lll_lock, which its default mutex uses: no spinning (a spinning waiter would pull
- * the word's line away from a holder that may be about to take the lock again). */
-static __attribute__((noinline)) void barge_wait(lt_mutex_t *m, struct auto_lock *a)
-{
-    /* 2 = "maybe sleepers": the releasing thread then wakes one.  acquire: the section
-     * starts after the exchange that took the word. */
-    while (__atomic_exchange_n(&a->word, 2, __ATOMIC_ACQUIRE) != 0) {
-        lt_stat(lt_site(m), LT_STAT_PARKED);
-        lt_futex_wait(&a->word, 2, NULL, CLOCK_MONOTONIC);
-    }
-}
 
 static inline bool barge_try(struct auto_lock *a)
 {
@@ -127,11 +174,69 @@ static inline bool barge_try(struct auto_lock *a)
     return __atomic_compare_exchange_n(&a->word, &c, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
 }
 
+/* Sleep until the word is ours (glibc's lll_lock, with the header's fencing).  No spinning,
+ * as glibc's default mutex: a spinning waiter would pull the word's line away from a holder
+ * that may be about to take the lock again. */
+static __attribute__((noinline)) void barge_wait(lt_mutex_t *m, struct auto_lock *a)
+{
+    if (asym) {
+        /* seq_cst: the increment, then the look at `fenced` (the holder's unfencing does the
+         * mirror image); the membarrier orders it against the unfenced releases. */
+        __atomic_fetch_add(&a->sleepers, 1, __ATOMIC_SEQ_CST);
+        if (__atomic_load_n(&a->fenced, __ATOMIC_SEQ_CST) == 0) {
+            uint8_t zero = 0;
+            __atomic_compare_exchange_n(&a->fenced, &zero, 1, 0, __ATOMIC_SEQ_CST,
+                                        __ATOMIC_RELAXED);
+            if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0)
+                abort(); /* registered at start-up (fork keeps it): cannot fail */
+            lt_stat(lt_site(m), LT_STAT_AUTO_FENCED);
+        }
+    }
+    /* 2 = "maybe sleepers": a fenced release then wakes one.  acquire: the section starts
+     * after the exchange that took the word. */
+    while (__atomic_exchange_n(&a->word, 2, __ATOMIC_ACQUIRE) != 0) {
+        lt_stat(lt_site(m), LT_STAT_PARKED);
+        lt_futex_wait(&a->word, 2, NULL, CLOCK_MONOTONIC);
+    }
+    if (asym)
+        __atomic_fetch_sub(&a->sleepers, 1, __ATOMIC_RELAXED);
+}
+
 static inline void barge_release(struct auto_lock *a)
 {
+    if (asym && !__atomic_load_n(&a->fenced, __ATOMIC_RELAXED)) {
+        /* release: the section's writes go to the next taker.  The compiler must not move
+         * the load above the store; the processor may, and the waiters' membarrier is what
+         * makes that harmless (header). */
+        __atomic_store_n(&a->word, 0, __ATOMIC_RELEASE);
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        if (__atomic_load_n(&a->sleepers, __ATOMIC_RELAXED))
+            lt_futex_wake(&a->word, 1);
+        return;
+    }
     /* release: the section's writes go to the next taker. */
     if (__atomic_exchange_n(&a->word, 0, __ATOMIC_RELEASE) == 2)
         lt_futex_wake(&a->word, 1);
+}
+
+/* The BARGE holder at the end of a window: count the uncontended windows of a fenced lock,
+ * unfence it after UNFENCE_WINDOWS of them (header). */
+static void barge_window(lt_mutex_t *m, struct auto_lock *a, bool contended)
+{
+    uint8_t f = __atomic_load_n(&a->fenced, __ATOMIC_RELAXED);
+    if (!asym || f == 0)
+        return;
+    if (contended) { /* only we change a nonzero `fenced` */
+        __atomic_store_n(&a->fenced, 1, __ATOMIC_RELAXED);
+    } else if (f < UNFENCE_WINDOWS) {
+        __atomic_store_n(&a->fenced, (uint8_t)(f + 1), __ATOMIC_RELAXED);
+    } else {
+        __atomic_store_n(&a->fenced, 0, __ATOMIC_SEQ_CST);
+        if (__atomic_load_n(&a->sleepers, __ATOMIC_SEQ_CST))
+            __atomic_store_n(&a->fenced, 1, __ATOMIC_SEQ_CST); /* one came: it may not call */
+        else
+            lt_stat(lt_site(m), LT_STAT_AUTO_UNFENCED);
+    }
 }
 
 /* Take mode's lock, waiting if need be.  Returns 1 when it had to wait.  The owner field is
@@ -182,7 +287,7 @@ static void switch_to(lt_mutex_t *m, struct auto_lock *a, uint32_t to)
             lt_spin_poll(&s, LT_WAIT_SPIN);
     }
     /* release: a thread that takes `from` after we let it go sees the new mode. */
-    __atomic_store_n(&a->mode, to, __ATOMIC_RELEASE);
+    __atomic_store_n(&a->mode, (uint8_t)to, __ATOMIC_RELEASE);
     a->held |= (uint8_t)(1u << to);
     lt_stat(lt_site(m), to == AUTO_QUEUE ? LT_STAT_AUTO_TO_QUEUE : LT_STAT_AUTO_TO_BARGE);
 }
@@ -208,6 +313,8 @@ static void observe(lt_mutex_t *m, struct auto_lock *a, uint32_t mode, int conte
     if (a->acq < window || !may_switch)
         return;
     uint32_t to = switch_every ? mode ^ 1u : choose(a, mode);
+    if (mode == AUTO_BARGE)
+        barge_window(m, a, a->cont != 0);
     a->acq = a->cont = 0;
     a->waiters = 0;
     if (to == mode) {
@@ -296,6 +403,8 @@ static void auto_fork_child(lt_mutex_t *m, int held)
     shfl_fork_child_any(m, h & (1u << AUTO_QUEUE));
     __atomic_store_n(&a->word, (h & (1u << AUTO_BARGE)) ? 1u : 0u, __ATOMIC_RELAXED);
     __atomic_store_n(&a->waiting, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&a->sleepers, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&a->fenced, 0, __ATOMIC_RELAXED); /* nobody sleeps: stores will do */
     if (!held)
         a->held = 0;
 }
@@ -304,7 +413,8 @@ const struct lt_algo lt_algo_auto = {
     .name = "auto",
     .caps = LT_CAP_SUPPORTS_COND | LT_CAP_BLOCKING | LT_CAP_OVERSUB_SAFE,
     .counts = LT_STAT_BIT(LT_STAT_PARKED) | LT_STAT_BIT(LT_STAT_AUTO_TO_QUEUE) |
-              LT_STAT_BIT(LT_STAT_AUTO_TO_BARGE),
+              LT_STAT_BIT(LT_STAT_AUTO_TO_BARGE) | LT_STAT_BIT(LT_STAT_AUTO_FENCED) |
+              LT_STAT_BIT(LT_STAT_AUTO_UNFENCED),
     .size = sizeof(struct auto_lock),
     .wait = "switches between a barging futex lock and the blocking ShflLock",
     .configure = auto_configure,
