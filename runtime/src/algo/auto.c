@@ -184,12 +184,14 @@ static __attribute__((noinline)) void barge_wait(lt_mutex_t *m, struct auto_lock
          * mirror image); the membarrier orders it against the unfenced releases. */
         __atomic_fetch_add(&a->sleepers, 1, __ATOMIC_SEQ_CST);
         if (__atomic_load_n(&a->fenced, __ATOMIC_SEQ_CST) == 0) {
+            /* Every waiter that saw 0 makes the call (the one that set 1 may not have made
+             * it yet); the counter counts the lock's transitions. */
             uint8_t zero = 0;
-            __atomic_compare_exchange_n(&a->fenced, &zero, 1, 0, __ATOMIC_SEQ_CST,
-                                        __ATOMIC_RELAXED);
+            if (__atomic_compare_exchange_n(&a->fenced, &zero, 1, 0, __ATOMIC_SEQ_CST,
+                                            __ATOMIC_RELAXED))
+                lt_stat(lt_site(m), LT_STAT_AUTO_FENCED);
             if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0)
                 abort(); /* registered at start-up (fork keeps it): cannot fail */
-            lt_stat(lt_site(m), LT_STAT_AUTO_FENCED);
         }
     }
     /* 2 = "maybe sleepers": a fenced release then wakes one.  acquire: the section starts
@@ -232,10 +234,12 @@ static void barge_window(lt_mutex_t *m, struct auto_lock *a, bool contended)
         __atomic_store_n(&a->fenced, (uint8_t)(f + 1), __ATOMIC_RELAXED);
     } else {
         __atomic_store_n(&a->fenced, 0, __ATOMIC_SEQ_CST);
-        if (__atomic_load_n(&a->sleepers, __ATOMIC_SEQ_CST))
-            __atomic_store_n(&a->fenced, 1, __ATOMIC_SEQ_CST); /* one came: it may not call */
-        else
-            lt_stat(lt_site(m), LT_STAT_AUTO_UNFENCED);
+        lt_stat(lt_site(m), LT_STAT_AUTO_UNFENCED);
+        uint8_t zero = 0; /* a waiter that came in may have seen 1 and made no call: */
+        if (__atomic_load_n(&a->sleepers, __ATOMIC_SEQ_CST) &&
+            __atomic_compare_exchange_n(&a->fenced, &zero, 1, 0, __ATOMIC_SEQ_CST,
+                                        __ATOMIC_RELAXED))
+            lt_stat(lt_site(m), LT_STAT_AUTO_FENCED); /* (the counters count transitions) */
     }
 }
 
