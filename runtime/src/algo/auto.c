@@ -12,12 +12,12 @@
  *           queued behind a spinning head, parked beyond the spin budget, woken ahead of
  *           their turn.  Holds up when threads outnumber CPUs.
  *
- * State (m->_u, 38 of its 40 bytes; the ShflLock first, where shfl_core.h looks for it):
+ * State (m->_u, 36 of its 40 bytes; the ShflLock first, where shfl_core.h looks for it):
  *
  *   q        the QUEUE lock          word     the BARGE word (0 free, 1 held; 2 sleepers: below)
  *   mode     the lock in force       held     the locks the holder holds (bit per mode)
  *   waiting  threads waiting now     acq, cont, waiters, shift: the holder's window
- *   sleepers threads in the BARGE wait     fenced   whether BARGE releases are exchanges
+ *   fenced   whether BARGE releases are exchanges
  *
  * The BARGE release, and who pays for the ordering it needs.  A release must not miss a
  * sleeper: the releaser writes the word and then reads whether anyone sleeps; the sleeper
@@ -27,15 +27,18 @@
  * read-modify-write (~8 of the ~19 ns of an uncontended pair on our 2-vCPU VM).  While a lock
  * is not contended we put it on the sleeper instead, as liburcu's membarrier flavour does:
  *
- *   unfenced release:  word = 0 (release) ; compiler barrier ; sleepers != 0 ?  wake one
+ *   unfenced release:  word = 0 (release) ; compiler barrier ; waiting != 0 ?  wake one
  *   fenced release:    exchange(word, 0) == 2 ?  wake one                       (glibc's)
- *   wait:  sleepers += 1 (seq_cst) ;  fenced == 0 ?  fenced = 1, membarrier(PRIVATE_EXPEDITED)
- *          while exchange(word, 2) != 0:  futex_wait(word, 2)  ;  sleepers -= 1
+ *   wait:  waiting += 1 (seq_cst) ;  fenced == 0 ?  fenced = 1, membarrier(PRIVATE_EXPEDITED)
+ *          while exchange(word, 2) != 0:  futex_wait(word, 2)  ;  waiting -= 1
+ *
+ * (`waiting` counts the QUEUE mode's waiters too: around a switch an unfenced release may
+ * wake the word for nobody, which costs a system call and nothing else.)
  *
  * membarrier returns once every running thread of the process has passed a full barrier (one
  * not running passed one when it was switched out).  A releaser that read fenced == 0 before
  * that barrier has its store of 0 drained by it: the waiter's exchange after the call sees
- * that 0 (it takes the word), or a later holder's; a releaser whose load of `sleepers` comes
+ * that 0 (it takes the word), or a later holder's; a releaser whose load of `waiting` comes
  * after the barrier sees the waiter's increment and wakes.  A waiter that came in meanwhile,
  * found fenced already 1 and went to sleep on a 2 a stale plain store then overwrote, is woken
  * by the chain glibc's protocol keeps: the waiter that made the call is still to take the word
@@ -43,7 +46,7 @@
  * wait on a quiet lock costs one membarrier (14 us here: IPIs; ~1-2 us on bare metal), and
  * releases are exchanges from then on; the holder unfences the lock again after
  * UNFENCE_WINDOWS windows without a contended acquisition - storing fenced = 0 and then
- * reading `sleepers` (both seq_cst: the same pattern against a waiter's increment and look
+ * reading `waiting` (both seq_cst: the same pattern against a waiter's increment and look
  * at `fenced`), fencing it again if someone came.  At most one membarrier per ~8,000
  * uncontended acquisitions, then.  Where membarrier is missing (Linux before 4.14, or a
  * seccomp filter), or with LOCKTUNE_AUTO_MEMBARRIER=0, every release is an exchange.
@@ -110,9 +113,8 @@ enum { AUTO_BARGE = 0, AUTO_QUEUE = 1, AUTO_MODES = 2 };
 struct auto_lock {
     struct shfl_lock q; /* QUEUE; first: shfl_core.h addresses it as m->_u */
     uint32_t word;      /* atomic: BARGE */
-    uint32_t sleepers;  /* atomic: threads in barge_wait */
+    uint32_t waiting;   /* atomic: threads waiting in lock() now, in either mode */
     uint32_t waiters;   /* the holder's: sum of `waiting` seen at each acquisition */
-    uint16_t waiting;   /* atomic: threads waiting in lock() now (a statistic: wraps) */
     uint16_t cont;      /* the holder's: contended acquisitions in the window */
     uint16_t acq;       /* the holder's: acquisitions in the window */
     uint8_t mode;       /* atomic: the lock in force */
@@ -180,9 +182,9 @@ static inline bool barge_try(struct auto_lock *a)
 static __attribute__((noinline)) void barge_wait(lt_mutex_t *m, struct auto_lock *a)
 {
     if (asym) {
-        /* seq_cst: the increment, then the look at `fenced` (the holder's unfencing does the
-         * mirror image); the membarrier orders it against the unfenced releases. */
-        __atomic_fetch_add(&a->sleepers, 1, __ATOMIC_SEQ_CST);
+        /* seq_cst: take()'s increment of `waiting`, then the look at `fenced` (the holder's
+         * unfencing does the mirror image); membarrier orders them against the unfenced
+         * releases. */
         if (__atomic_load_n(&a->fenced, __ATOMIC_SEQ_CST) == 0) {
             /* Every waiter that saw 0 makes the call (the one that set 1 may not have made
              * it yet); the counter counts the lock's transitions. */
@@ -200,8 +202,6 @@ static __attribute__((noinline)) void barge_wait(lt_mutex_t *m, struct auto_lock
         lt_stat(lt_site(m), LT_STAT_PARKED);
         lt_futex_wait(&a->word, 2, NULL, CLOCK_MONOTONIC);
     }
-    if (asym)
-        __atomic_fetch_sub(&a->sleepers, 1, __ATOMIC_RELAXED);
 }
 
 static inline void barge_release(struct auto_lock *a)
@@ -212,7 +212,7 @@ static inline void barge_release(struct auto_lock *a)
          * makes that harmless (header). */
         __atomic_store_n(&a->word, 0, __ATOMIC_RELEASE);
         __atomic_signal_fence(__ATOMIC_SEQ_CST);
-        if (__atomic_load_n(&a->sleepers, __ATOMIC_RELAXED))
+        if (__atomic_load_n(&a->waiting, __ATOMIC_RELAXED))
             lt_futex_wake(&a->word, 1);
         return;
     }
@@ -236,7 +236,7 @@ static void barge_window(lt_mutex_t *m, struct auto_lock *a, bool contended)
         __atomic_store_n(&a->fenced, 0, __ATOMIC_SEQ_CST);
         lt_stat(lt_site(m), LT_STAT_AUTO_UNFENCED);
         uint8_t zero = 0; /* a waiter that came in may have seen 1 and made no call: */
-        if (__atomic_load_n(&a->sleepers, __ATOMIC_SEQ_CST) &&
+        if (__atomic_load_n(&a->waiting, __ATOMIC_SEQ_CST) &&
             __atomic_compare_exchange_n(&a->fenced, &zero, 1, 0, __ATOMIC_SEQ_CST,
                                         __ATOMIC_RELAXED))
             lt_stat(lt_site(m), LT_STAT_AUTO_FENCED); /* (the counters count transitions) */
@@ -249,8 +249,9 @@ static int take(lt_mutex_t *m, struct auto_lock *a, uint32_t mode)
 {
     if (mode == AUTO_BARGE ? barge_try(a) : shfl_take(&a->q))
         return 0;
-    /* relaxed: a count the holder samples; nothing is published through it. */
-    __atomic_fetch_add(&a->waiting, 1, __ATOMIC_RELAXED);
+    /* seq_cst: in BARGE mode the waiter's announcement (header: the increment, then the look
+     * at `fenced`); in both, a count the holder samples. */
+    __atomic_fetch_add(&a->waiting, 1, __ATOMIC_SEQ_CST);
     if (mode == AUTO_BARGE) {
         lt_contended(m);
         barge_wait(m, a);
@@ -407,7 +408,6 @@ static void auto_fork_child(lt_mutex_t *m, int held)
     shfl_fork_child_any(m, h & (1u << AUTO_QUEUE));
     __atomic_store_n(&a->word, (h & (1u << AUTO_BARGE)) ? 1u : 0u, __ATOMIC_RELAXED);
     __atomic_store_n(&a->waiting, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&a->sleepers, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&a->fenced, 0, __ATOMIC_RELAXED); /* nobody sleeps: stores will do */
     if (!held)
         a->held = 0;
