@@ -24,7 +24,8 @@
  * announces itself and then reads the word - the store-buffering pattern, where each side
  * needs a full barrier between its store and its load.  glibc puts it on the releaser: the
  * word is three-state (2: "maybe sleepers") and every release an exchange, an atomic
- * read-modify-write (~8 of the ~19 ns of an uncontended pair on our 2-vCPU VM).  While a lock
+ * read-modify-write - a full barrier on x86, which waits for the section's stores to drain
+ * (in the bundled bank, 88% of the release's samples sat on it).  While a lock
  * is not contended we put it on the sleeper instead, as liburcu's membarrier flavour does:
  *
  *   unfenced release:  word = 0 (release) ; compiler barrier ; waiting != 0 ?  wake one
@@ -43,7 +44,7 @@
  * found fenced already 1 and went to sleep on a 2 a stale plain store then overwrote, is woken
  * by the chain glibc's protocol keeps: the waiter that made the call is still to take the word
  * by exchanging in 2, so its release wakes one, and so on while anyone sleeps.  So the first
- * wait on a quiet lock costs one membarrier (14 us here: IPIs; ~1-2 us on bare metal), and
+ * wait on a quiet lock costs one membarrier (14 us on our 2-vCPU VM: IPIs), and
  * releases are exchanges from then on; the holder unfences the lock again after
  * UNFENCE_WINDOWS windows without a contended acquisition - storing fenced = 0 and then
  * reading `waiting` (both seq_cst: the same pattern against a waiter's increment and look
@@ -134,7 +135,9 @@ static int membarrier(int cmd)
 }
 
 /* Whether the sleepers can pay for the BARGE release's barrier (header).  The registration is
- * the process's (its memory map's), inherited by fork and dropped by exec. */
+ * the process's (its memory map's), inherited by fork and dropped by exec; made at start-up,
+ * usually while the process has one thread (3 us; with more, the kernel waits for an RCU
+ * grace period: 19 ms measured). */
 static bool asym_available(void)
 {
     const char *v = getenv("LOCKTUNE_AUTO_MEMBARRIER");
