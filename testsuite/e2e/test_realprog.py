@@ -107,3 +107,39 @@ def test_a_harness_run_is_judged_case_by_case_against_the_original(tmp_path):
     rec = RP.run_tests(lost, tmp_path, "original", None, base)
     assert rec["status"] == "regressions" and rec["regressions"] == ["t/b.t"]
     assert rec["tail"] == ["passes on the original, not here: t/b.t (timed out)"]
+
+
+PROBE_T = r"""
+use strict;
+use Test::More tests => 3;
+use IO::Socket::INET;
+ok(!IO::Socket::INET->new(PeerAddr => "127.0.0.1:$ENV{OUTSIDE_PORT}"),
+   "a server listening outside the file's namespace does not answer");
+open(my $f, "<", "/proc/sys/net/ipv4/ip_local_port_range") or die;
+my ($lo, $hi) = split ' ', <$f>;
+ok($lo >= 50000, "ephemeral ports $lo-$hi lie above the 30000-49999 the tests pick from");
+my $t0 = time;
+IO::Socket::INET->new(PeerAddr => "fooble:11211");
+ok(time - $t0 <= 2, "an unresolvable name fails at once, no resolver waited on");
+"""
+
+
+def test_each_memcached_test_file_has_a_network_of_its_own(tmp_path):
+    """memcached's test files poll a random port in 30000-49999 until their server answers; in
+    CI a poll connected to itself (the port was in the ephemeral range), and files run at once
+    share the loopback.  Each file runs in a network namespace of its own whose ephemeral
+    ports lie above that range: a real `prove` run through the harness's own path shows it."""
+    import os
+    import socket
+
+    MC = script_module("memcached.py", "memcached")
+    assert MC.netns_unavailable() is None, MC.netns_unavailable()
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "probe.t").write_text(PROBE_T)
+    with socket.socket() as outside:
+        outside.bind(("127.0.0.1", 0))
+        outside.listen()
+        env = dict(os.environ, OUTSIDE_PORT=str(outside.getsockname()[1]))
+        rec, out = MC._prove_one(tmp_path, "t/probe.t", env, 60)
+    assert rec["status"] == "ok", out
+    assert rec["tests"] == 3, out
