@@ -4,7 +4,8 @@
     2. wrappers  lock wrapper macros recognised, functions named, their lock accessors
     3. extract   locktune-extract (Clang): critical sections -> functions run by lt_execute
     4. cocci     the semantic patches: sites, then calls, condition variables and types
-    5. residue   what Coccinelle could not parse, finished by token and reported
+    5. residue   what Coccinelle could not parse, finished by token and reported;
+                 init wrappers: each caller its own site (initwrappers.py)
     6. include   #include "locktune.h" (and locktune_config.h) after the feature-test macros
     7. header    locktune_config.h: one entry per site, with the profile's figures
     8. write     every file at once, at the end: a failure never leaves a half-rewritten tree
@@ -36,6 +37,7 @@ from locktune.rewrite import (
     config_header,
     extract,
     includes,
+    initwrappers,
     residue,
     sites,
     wrappers,
@@ -386,6 +388,12 @@ def run(opts: Options, progress: Progress = _quiet) -> Result:
             passes.close()
         phases["cocci"] = time.monotonic() - t
         t = time.monotonic()
+
+        # init wrappers: each caller its own site (the wrapper's call is retargeted by now)
+        chosen, kept = initwrappers.plan(listing, states)
+        for note in kept + initwrappers.apply(states, chosen):
+            if note["file"] in states:  # else a wrapper outside the files rewritten
+                states[note["file"]].notes.append(note)
 
         # The files that could not be analysed: with --keep-going, their locks are retargeted
         # by token (exact renames, sites for their inits and initialisers) so that a lock is
@@ -771,6 +779,8 @@ def _sites(
     for s in table.sites.values():
         p = previous.get(s.ident)
         lock = profile.get(s.key)
+        if lock is None and s.via is not None:  # a profile naming the init wrapper's line
+            lock = profile.get(s.via)
         s.profile = lock
         if p is not None:
             # kind, names, section counts and comment of the previous header; its

@@ -67,6 +67,7 @@ def build(
         for s in table.ordered()
     ]
     matched = {s.key for s in table.sites.values()}
+    matched |= {s.via for s in table.sites.values() if s.via is not None}
     hot = []  # the profiled sites' critical sections that carry the time (profile callsites)
     for s in table.ordered():
         if s.profile is None:

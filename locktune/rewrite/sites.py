@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from locktune.rewrite import clex
+
 _IDENT = re.compile(r"\bLT_SITE_([A-Z0-9_]+)_(\d+)\b")
 
 
@@ -37,6 +39,7 @@ class Site:
     sections_text: str | None = None  # the previous header's sentences about the sections
     sections: list[dict] = field(default_factory=list)
     profile: dict | None = None
+    via: tuple[str, int] | None = None  # the init wrapper's own site (initwrappers.py)
 
     @property
     def ident(self) -> str:
@@ -64,6 +67,9 @@ class SiteTable:
             self._by_ident[site.ident] = site
         elif record.get("kind") == "array":
             site.kind = "array"
+        if record.get("via"):
+            f, _, ln = record["via"].rpartition(":")
+            site.via = (f, int(ln))
         name = record.get("name")
         if name and name != "?" and name not in site.names:
             site.names.append(name)
@@ -108,7 +114,10 @@ class SiteTable:
 
 
 def idents_in(text: str) -> set[str]:
-    return {m.group(0) for m in _IDENT.finditer(text)}
+    """The site identifiers the code names (not its comments or strings)."""
+    if "LT_SITE_" not in text:
+        return set()
+    return {t.text for t in clex.tokens(text) if t.kind == "ident" and _IDENT.fullmatch(t.text)}
 
 
 def decode(ident_text: str, files: list[str]) -> tuple[str, int] | None:

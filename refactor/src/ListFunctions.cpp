@@ -1,6 +1,7 @@
 #include "ListFunctions.h"
 
 #include "Extractor.h"
+#include "InitWrapper.h"
 #include "SourceText.h"
 #include "ThreadIdentity.h"
 #include "WrapperShape.h"
@@ -46,7 +47,10 @@ struct Listing {
     llvm::json::Array Functions;
     llvm::json::Array Wrappers;
     std::set<std::string> WrappersSeen; // file:line:name (a header's, once)
-    std::set<std::string> Included;     // the tree's files some translation unit reads
+    llvm::json::Array InitWrappers;
+    llvm::json::Array InitWrapperUses;
+    std::set<std::string> InitSeen; // file:line:column:name of a definition or a use, once
+    std::set<std::string> Included; // the tree's files some translation unit reads
 };
 
 class Consumer : public ASTConsumer {
@@ -71,6 +75,7 @@ public:
             if (!llvm::sys::path::is_absolute(Rel))
                 L.Included.insert(Rel);
         }
+        listInitWrappers(Ctx, File);
         SourceText Src(SM, Ctx.getLangOpts());
         CalleeFacts None;
         ThreadIdentity Identity(Src, None);
@@ -99,6 +104,113 @@ public:
     }
 
 private:
+    // A file of the tree, as the report names it, for a location in this translation unit.
+    std::string fileOf(SourceLocation Loc, const SourceManager &SM, const std::string &MainFile)
+    {
+        if (SM.isInMainFile(Loc))
+            return MainFile;
+        llvm::SmallString<256> P(SM.getFilename(Loc));
+        llvm::sys::fs::make_absolute(P);
+        llvm::sys::path::remove_dots(P, /*remove_dot_dot=*/true);
+        return reportPath(P.str().str(), L.Root);
+    }
+
+    // The init wrappers (InitWrapper.h) this translation unit defines in the tree, and every
+    // use of one: a call (where, and the lock its caller passes) or a use of its address.
+    void listInitWrappers(ASTContext &Ctx, const std::string &MainFile)
+    {
+        const SourceManager &SM = Ctx.getSourceManager();
+        struct Uses : RecursiveASTVisitor<Uses> {
+            std::vector<const CallExpr *> Calls;
+            std::vector<const DeclRefExpr *> Refs;
+            std::set<const Expr *> Callees;
+            bool VisitCallExpr(CallExpr *C)
+            {
+                if (initWrapperCalled(C)) {
+                    Calls.push_back(C);
+                    Callees.insert(C->getCallee()->IgnoreParenImpCasts());
+                }
+                return true;
+            }
+            bool VisitDeclRefExpr(DeclRefExpr *R)
+            {
+                const auto *F = dyn_cast<FunctionDecl>(R->getDecl());
+                if (F && !Callees.count(R) && initWrapperShape(F->getDefinition()))
+                    Refs.push_back(R);
+                return true;
+            }
+        } U;
+        for (Decl *D : Ctx.getTranslationUnitDecl()->decls()) {
+            if (SM.isInSystemHeader(SM.getExpansionLoc(D->getLocation())))
+                continue;
+            U.TraverseDecl(D);
+            auto *FD = dyn_cast<FunctionDecl>(D);
+            if (!FD || !FD->doesThisDeclarationHaveABody())
+                continue;
+            std::optional<InitWrapperShape> Shape = initWrapperShape(FD);
+            if (!Shape)
+                continue;
+            SourceLocation Loc = SM.getExpansionLoc(FD->getLocation());
+            std::string File = fileOf(Loc, SM, MainFile);
+            unsigned Line = SM.getExpansionLineNumber(Loc);
+            if (!L.InitSeen
+                     .insert(File + ":" + std::to_string(Line) + ":def:" + FD->getNameAsString())
+                     .second)
+                continue;
+            llvm::json::Array Decls;
+            for (const FunctionDecl *R : FD->redecls()) {
+                if (R == FD)
+                    continue;
+                SourceLocation RL = SM.getExpansionLoc(R->getLocation());
+                Decls.push_back(llvm::json::Object{
+                    {"file", fileOf(RL, SM, MainFile)},
+                    {"line", static_cast<int64_t>(SM.getExpansionLineNumber(RL))}});
+            }
+            L.InitWrappers.push_back(llvm::json::Object{
+                {"name", FD->getNameAsString()},
+                {"file", File},
+                {"line", static_cast<int64_t>(Line)},
+                {"static", FD->getStorageClass() == SC_Static},
+                {"param", static_cast<int64_t>(Shape->Param)},
+                {"init_line", static_cast<int64_t>(SM.getExpansionLineNumber(
+                                  SM.getExpansionLoc(Shape->Init->getBeginLoc())))},
+                {"in_macro", FD->getLocation().isMacroID()},
+                {"init_in_macro", Shape->Init->getBeginLoc().isMacroID()},
+                {"declarations", std::move(Decls)}});
+        }
+        auto Use = [&](const Expr *E, const FunctionDecl *F, llvm::json::Object O) {
+            SourceLocation Loc = SM.getExpansionLoc(E->getBeginLoc());
+            if (SM.isInSystemHeader(Loc))
+                return;
+            std::string File = fileOf(Loc, SM, MainFile);
+            std::string Key = File + ":" + std::to_string(SM.getExpansionLineNumber(Loc)) + ":" +
+                              std::to_string(SM.getExpansionColumnNumber(Loc)) + ":" +
+                              F->getNameAsString();
+            if (!L.InitSeen.insert(Key).second)
+                return;
+            O["name"] = F->getNameAsString();
+            O["file"] = File;
+            O["line"] = static_cast<int64_t>(SM.getExpansionLineNumber(Loc));
+            L.InitWrapperUses.push_back(std::move(O));
+        };
+        for (const CallExpr *C : U.Calls) {
+            const FunctionDecl *F = C->getDirectCallee();
+            unsigned Param = initWrapperCalled(C)->Param;
+            const Expr *Arg = C->getArg(Param);
+            CharSourceRange R = Lexer::makeFileCharRange(
+                CharSourceRange::getTokenRange(Arg->getSourceRange()), SM, Ctx.getLangOpts());
+            std::string Lock =
+                R.isValid() ? Lexer::getSourceText(R, SM, Ctx.getLangOpts()).str() : "";
+            Use(C, F,
+                llvm::json::Object{
+                    {"call", true},
+                    {"in_macro", C->getBeginLoc().isMacroID() || C->getRParenLoc().isMacroID()},
+                    {"lock", Lock}});
+        }
+        for (const DeclRefExpr *R : U.Refs)
+            Use(R, cast<FunctionDecl>(R->getDecl()), llvm::json::Object{{"call", false}});
+    }
+
     // A lock wrapper defined in this file or in one of the program's headers (not a system
     // header): its role and the lock it takes as written, or why it is not quite one.
     void listWrapper(const FunctionDecl *FD, ASTContext &Ctx, const std::string &MainFile)
@@ -187,6 +299,8 @@ int listFunctions(tooling::ClangTool &Tool, const std::string &SourceRoot)
     llvm::json::Object Doc{{"schema", "locktune-extract-functions/0"},
                            {"functions", std::move(L.Functions)},
                            {"lock_wrappers", std::move(L.Wrappers)},
+                           {"init_wrappers", std::move(L.InitWrappers)},
+                           {"init_wrapper_uses", std::move(L.InitWrapperUses)},
                            {"included", std::move(Included)}};
     llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(Doc))) << "\n";
     return Status == 0 ? 0 : 1;

@@ -346,6 +346,13 @@ std::optional<LockOp> LockCalls::classify(const CallExpr *Call, const FunctionDe
         const Expr *InnerArg = D.Inner->getArg(0);
         Op.Identity = canonicalLock(InnerArg, &Subst);
         Op.Key = lockKey(InnerArg, Def, Path);
+        // A wrapper that locks its parameter itself (`mythread_mutex_lock(mutex)`) locks the
+        // caller's argument: the key is the argument's, which joins the section to the lock's
+        // site (a parameter's key names no site).
+        if (const auto *R = dyn_cast<DeclRefExpr>(InnerArg->IgnoreParenImpCasts()))
+            if (const auto *P = dyn_cast<ParmVarDecl>(R->getDecl()))
+                if (P->getFunctionScopeIndex() < Call->getNumArgs())
+                    Op.Key = lockKey(Call->getArg(P->getFunctionScopeIndex()), Fn, Path);
         // pieces: D.Template with argument slots filled
         std::vector<LockPiece> Pieces = D.Template;
         for (size_t I = 0; I + 1 < D.ArgIndex.size(); I += 2)

@@ -1,5 +1,7 @@
 #include "LockSites.h"
 
+#include "InitWrapper.h"
+
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Lex/Lexer.h"
 
@@ -77,7 +79,12 @@ public:
 
     bool VisitCallExpr(CallExpr *C)
     {
+        // A call of an init wrapper is a site of its own when the rewriter gives it one
+        // (locktune/rewrite/initwrappers.py); its lock is the argument the wrapper initialises.
         const Expr *M = LockCalls::mutexInitArg(C);
+        if (!M)
+            if (std::optional<InitWrapperShape> W = initWrapperCalled(C))
+                M = C->getArg(W->Param);
         if (!M)
             return true;
         SourceLocation L = Src.sm().getExpansionLoc(C->getBeginLoc());

@@ -1,7 +1,8 @@
 // LockSites: where locks come to life in a file (the report's lock_sites, from which
 // `locktune rewrite` builds the site table):
 //
-//   init    a pthread_mutex_init(&m, attr) call                   (its line)
+//   init    a pthread_mutex_init(&m, attr) call, or a call of an init wrapper (InitWrapper.h)
+//           that initialises its argument's lock                  (its line)
 //   static  a pthread_mutex_t with static storage: = PTHREAD_MUTEX_INITIALIZER (or an _NP
 //           variant), or zeroed static storage                    (the definition's line)
 //   array   an array of pthread_mutex_t with static storage        (the definition's line)

@@ -132,6 +132,11 @@ def test_sections_report(name, corpus, capabilities):
         )
     for n in cb.directives(name, "EXTRACTED"):
         assert sum(s["status"] == "extracted" for s in sections) == int(n), sections
+    for n in cb.directives(name, "SITES"):
+        assert len(b.report["sites"]) == int(n), b.report["sites"]
+    notes = [n["message"] for n in b.report["notes"]]
+    for text in cb.directives(name, "NOTE"):
+        assert any(text in n for n in notes), (text, notes)
 
 
 @pytest.mark.parametrize("algo", ALGORITHMS)
