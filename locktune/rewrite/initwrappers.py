@@ -91,6 +91,15 @@ def plan(listing: dict | None, states: dict) -> tuple[list[Wrapper], list[dict]]
             continue
         if not mine:
             continue  # no caller: nothing to give a site
+        # a file that could not be analysed lists none of its calls: it may call the wrapper
+        blind = sorted(
+            rel
+            for rel, st in states.items()
+            if st.error is not None and name in st.text and _names(st.text, name)
+        )
+        if blind:
+            keep(f"{blind[0]} may call it and could not be analysed")
+            continue
         files = {w["file"], *(u["file"] for u in mine), *(d["file"] for d in w["declarations"])}
         unusable = sorted(f for f in files if f not in states or not states[f].usable)
         if unusable:
@@ -108,6 +117,10 @@ def plan(listing: dict | None, states: dict) -> tuple[list[Wrapper], list[dict]]
             )
         )
     return chosen, notes
+
+
+def _names(text: str, name: str) -> bool:
+    return any(t.kind == "ident" and t.text == name for t in clex.tokens(text))
 
 
 def _calls_on(toks: list[clex.Token], name: str, linemap, line: int) -> list[tuple[int, int]]:

@@ -46,3 +46,48 @@ def test_a_profile_of_the_wrapper_goes_to_each_callers_site(run_locktune, tmp_pa
     assert WRAPPER_INIT not in sites
     assert "lockutil.h:13" not in report["profile_sites_not_found"]
     assert report["profile_sites_lost"] == []
+
+
+def test_a_caller_that_cannot_be_analysed_keeps_the_wrapper_as_it_is(run_locktune, tmp_path):
+    """A file Clang cannot parse lists none of its calls: had the init wrapper it calls been
+    given a site parameter, its calls (retargeted by token with --keep-going) would have one
+    argument too few.  The wrapper keeps its one site, a note names the file, and the output
+    builds without a warning and runs."""
+    header = (
+        "#ifndef COUNTER_H\n#define COUNTER_H\n#include <pthread.h>\n"
+        "struct counter { pthread_mutex_t lock; long n; };\n"
+        "static inline int counter_init(struct counter *c)\n"
+        "{\n    c->n = 0;\n    return pthread_mutex_init(&c->lock, NULL);\n}\n"
+        "void counter_twice(void);\n#endif\n"
+    )
+    nested = (  # a GNU C nested function: gcc builds it, Clang cannot parse it
+        '#include "counter.h"\nstatic struct counter other;\n'
+        "void counter_twice(void)\n{\n    void add(void)\n    {\n"
+        "        pthread_mutex_lock(&other.lock);\n        other.n++;\n"
+        "        pthread_mutex_unlock(&other.lock);\n    }\n"
+        "    if (!other.n)\n        counter_init(&other);\n    add();\n    add();\n}\n"
+    )
+    main = (
+        '#include <stdio.h>\n#include "counter.h"\nstatic struct counter c;\n'
+        "int main(void)\n{\n    counter_init(&c);\n    pthread_mutex_lock(&c.lock);\n"
+        "    c.n++;\n    pthread_mutex_unlock(&c.lock);\n    counter_twice();\n"
+        '    printf("%ld\\n", c.n);\n    return 0;\n}\n'
+    )
+    src = tmp_path / "src"
+    src.mkdir()
+    for name, text in (("counter.h", header), ("nested.c", nested), ("main.c", main)):
+        (src / name).write_text(text)
+    out, rep = tmp_path / "o", tmp_path / "rep.json"
+    res = run_locktune("rewrite", str(src), "--out", str(out), "--keep-going", "--report", str(rep))
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "counter_init() initialises its caller's lock: nested.c may call it" in res.stdout
+    assert "int lt_site" not in (out / "counter.h").read_text()
+    from locktune import native
+
+    exe = tmp_path / "prog"
+    cmd = ["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-o", str(exe), str(out / "main.c"),
+           str(out / "nested.c"), *native.cflags(), *native.libs()]  # fmt: skip
+    built = subprocess.run(cmd, capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr
+    ran = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
+    assert ran.stdout == "1\n", ran.stdout + ran.stderr
