@@ -229,6 +229,15 @@ def main() -> int:
         BASELINE_LIB = args.baseline_lib.resolve()
         MODES.append("baseline")
     compared = [m for m in MODES if m != "plain"]
+    # From a source checkout the libraries come from build/stage (locktune/native.py): one
+    # that is not the build's measures the last staged tree, not this one.
+    staged = native.lib_dir() / "liblocktune-prof.so"
+    built = ROOT / "build" / "cmake" / "profiler" / "liblocktune-prof.so"
+    if built.is_file() and staged.is_file() and built.read_bytes() != staged.read_bytes():
+        fail(
+            f"{staged} is not {built}: stage this build first (`cmake --install "
+            "build/cmake --prefix build/stage`, or `pip install .`)"
+        )
 
     work = Path(tempfile.mkdtemp(prefix="bench-profiler-"))
     try:

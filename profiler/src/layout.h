@@ -30,14 +30,16 @@
  * otherwise for a random 1 in header.sample_period of the uncontended ones (two TSC reads
  * cost more than the whole uncontended lock/unlock pair).  slot.long_cs records the
  * decision (LTP_CS_*): it is taken once timed >= LTP_EXACT_FIRST (the other timed paths step
- * timed too).  A random sample of LTP_OUTLIER_TICKS or more (a long section among short ones,
- * or a preemption: both are time the lock was held) counts as measured, not as a sample (one
- * preemption multiplied by the period would swamp the estimate).  It switches the site to
- * timing every section from then on, and so do any timed section held that long and an
- * untimed section found with threads queued behind it (its holder may have been preempted);
- * that section itself is timed after all, from the one clock reading an untimed mutex
- * acquisition keeps (its entry).  What is left to the estimate is short, on-CPU, uncontended
- * sections.  slot.timed counts the measured acquisitions, timed_free those picked at random; the
+ * timed too).  A timed section of LTP_OUTLIER_TICKS or more (a long section among short ones,
+ * or a preemption: both are time the lock was held) is an outlier (slot.outliers); a random
+ * one is a sample like the others, so the estimate stays unbiased.  Where outliers are
+ * frequent (LTP_OUTLIERS_LONG of them, and one in LTP_OUTLIER_RATE random samples or more)
+ * the site times every section from then on, so that a few long samples do not carry its
+ * estimate; an interrupt or a preemption in a sampled short section now and then does not
+ * switch it (track.h, ltp_outlier).  An untimed section found with threads queued behind it
+ * (its holder may have been preempted) switches it at once: that section itself is timed
+ * after all, from the one clock reading an untimed mutex acquisition keeps (its entry).
+ * slot.timed counts the measured acquisitions, timed_free those picked at random; the
  * reader estimates the others from the random ones alone (the always-timed first ones are not a
  * fair sample: cold caches, page faults): cs = cs + (acquisitions - timed) * cs_free / timed_free.
  * Likewise for the outermost sections of a thread (record.*outer*).  With sample_period 1 nothing
@@ -59,7 +61,9 @@
 #define LTP_ARENA_SIZE      (256u << 20)
 #define LTP_EXACT_FIRST     256   /* acquisitions per thread and site always timed */
 #define LTP_LONG_TICKS      1000  /* mean hold above which a site is always timed */
-#define LTP_OUTLIER_TICKS   50000 /* a sampled section this long: time the site in full */
+#define LTP_OUTLIER_TICKS   50000 /* a timed section this long: an outlier (track.h) */
+#define LTP_OUTLIERS_LONG   8     /* outliers after which a site may be timed in full */
+#define LTP_OUTLIER_RATE    1024  /* ... if one in this many random samples or more */
 #define LTP_CALLSITES       8     /* per slot: 7 callers of lock/trylock/timedlock, + others */
 #define LTP_CALLSITE_OTHER  (LTP_CALLSITES - 1) /* the bucket of callers past the table */
 
@@ -183,7 +187,7 @@ struct ltp_raw_slot {
     uint64_t owner_changes; /* exclusive acquisitions by another thread than the last one
                                (written only when the owner changes: track.h ltp_handover) */
     uint64_t callsite_hint; /* index in callsite[] of the last caller seen (track.h) */
-    uint64_t reserved[1];
+    uint64_t outliers;      /* timed sections of LTP_OUTLIER_TICKS or more (track.h) */
     /* fourth cache line: condition variables only (LTP_KIND_COND; cond_waits, cond_wait and
      * timeouts above count its waits, their time and the timed waits that timed out) */
     uint64_t timed_waits;         /* pthread_cond_timedwait / clockwait calls */

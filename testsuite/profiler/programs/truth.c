@@ -17,6 +17,8 @@
  *   trylock    a: a trylock and a short section, then a locked 40 us one; b: short ones
  *   cond       a: a queue with condition waits (producers and consumers); b: short sections
  *   preempted  a: 2 us sections, b: ~300 ns ones, far more threads than CPUs
+ *   rare       a: short sections, 1 in 20,000 of 60 us (rarer than preemptions are frequent
+ *              on a loaded VM); b: short ones
  *
  * Output, after the run (all times in ns, sums over threads):
  *   truth life_ns L
@@ -211,6 +213,18 @@ static void *work(void *arg)
             spin_iter(300);
             give(&t->b, &lock_b, o);
             spin_ns(10000);
+        } else if (!strcmp(mode, "rare")) {
+            o = take(&t->a, &lock_a);
+            if (i % 20000 == 19999)
+                spin_ns(60000);
+            else
+                spin_iter(100);
+            give(&t->a, &lock_a, o);
+            if (i % 4 == 0) {
+                o = take(&t->b, &lock_b);
+                spin_iter(100);
+                give(&t->b, &lock_b, o);
+            }
         } else if (!strcmp(mode, "preempted")) {
             o = take(&t->a, &lock_a);
             spin_ns(2000);
