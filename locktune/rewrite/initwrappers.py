@@ -25,6 +25,7 @@ its callers' sites.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from locktune.rewrite import clex, sites
@@ -113,10 +114,40 @@ def plan(listing: dict | None, states: dict) -> tuple[list[Wrapper], list[dict]]
                 int(w["init_line"]),
                 int(w["param"]),
                 [(d["file"], int(d["line"])) for d in w["declarations"]],
-                [{"file": u["file"], "line": int(u["line"]), "lock": u.get("lock")} for u in mine],
+                [
+                    {
+                        "file": u["file"],
+                        "line": int(u["line"]),
+                        "lock": lock_name(
+                            w.get("init_lock", ""), w.get("param_name", ""), u.get("lock") or ""
+                        ),
+                    }
+                    for u in mine
+                ],
             )
         )
     return chosen, notes
+
+
+def lock_name(init_lock: str, param: str, arg: str) -> str:
+    """The lock a call initialises, as its caller would write it: the wrapper's init argument
+    with the parameter replaced by the call's argument (`&me->stats.mutex`, me =
+    `&threads[i]`: `threads[i].stats.mutex`)."""
+    if not init_lock or not param:
+        return sites.normalize_lock(arg)
+    out, pos = [], 0
+    for t in clex.tokens(init_lock):
+        out.append(init_lock[pos : t.start])
+        out.append(f"({arg})" if t.kind == "ident" and t.text == param else t.text)
+        pos = t.start + len(t.text)
+    text = "".join(out) + init_lock[pos:]
+    text = re.sub(r"\(\s*&\s*([^()]*?)\s*\)\s*->", r"\1.", text)  # (&x)->f: x.f
+    while True:  # parentheses around a plain access path
+        shorter = re.sub(r"\(([\w.\[\]&>-]+)\)", r"\1", text)
+        if shorter == text:
+            break
+        text = shorter
+    return sites.normalize_lock(text)
 
 
 def _names(text: str, name: str) -> bool:
@@ -198,7 +229,7 @@ def apply(states: dict, chosen: list[Wrapper]) -> list[dict]:
                     "file": c["file"],
                     "line": c["line"],
                     "kind": "init",
-                    "name": sites.normalize_lock(c.get("lock")) or None,
+                    "name": c.get("lock") or None,
                     "function": None,
                     "via": f"{wr.file}:{wr.init_line}",
                 }

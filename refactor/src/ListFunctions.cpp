@@ -115,6 +115,17 @@ private:
         return reportPath(P.str().str(), L.Root);
     }
 
+    // An expression as written (empty when a macro makes it up).
+    static std::string sourceText(const Expr *E, ASTContext &Ctx)
+    {
+        CharSourceRange R =
+            Lexer::makeFileCharRange(CharSourceRange::getTokenRange(E->getSourceRange()),
+                                     Ctx.getSourceManager(), Ctx.getLangOpts());
+        return R.isValid()
+                   ? Lexer::getSourceText(R, Ctx.getSourceManager(), Ctx.getLangOpts()).str()
+                   : "";
+    }
+
     // The init wrappers (InitWrapper.h) this translation unit defines in the tree, and every
     // use of one: a call (where, and the lock its caller passes) or a use of its address.
     void listInitWrappers(ASTContext &Ctx, const std::string &MainFile)
@@ -172,6 +183,8 @@ private:
                 {"line", static_cast<int64_t>(Line)},
                 {"static", FD->getStorageClass() == SC_Static},
                 {"param", static_cast<int64_t>(Shape->Param)},
+                {"param_name", FD->getParamDecl(Shape->Param)->getNameAsString()},
+                {"init_lock", sourceText(LockCalls::mutexInitArg(Shape->Init), Ctx)},
                 {"init_line", static_cast<int64_t>(SM.getExpansionLineNumber(
                                   SM.getExpansionLoc(Shape->Init->getBeginLoc())))},
                 {"in_macro", FD->getLocation().isMacroID()},

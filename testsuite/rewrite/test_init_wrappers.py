@@ -91,3 +91,16 @@ def test_a_caller_that_cannot_be_analysed_keeps_the_wrapper_as_it_is(run_locktun
     assert built.returncode == 0, built.stderr
     ran = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
     assert ran.stdout == "1\n", ran.stdout + ran.stderr
+
+
+def test_a_callers_site_is_named_after_the_lock_it_gets():
+    """The site's name in locktune_config.h is the lock the call initialises, as its caller
+    would write it, not the argument (memcached's setup_thread(&threads[i]) initialises
+    threads[i].stats.mutex; xz's mythread_mutex_init(&thr->mutex), thr->mutex)."""
+    from locktune.rewrite.initwrappers import lock_name
+
+    assert lock_name("&me->stats.mutex", "me", "&threads[i]") == "threads[i].stats.mutex"
+    assert lock_name("mutex", "mutex", "&thr->mutex") == "thr->mutex"
+    assert lock_name("&cq->lock", "cq", "me->ev_queue") == "me->ev_queue->lock"
+    assert lock_name("&p->locks[i]", "p", "pool") == "pool->locks[i]"
+    assert lock_name("", "", "&x") == "x"  # a macro made the init argument up
