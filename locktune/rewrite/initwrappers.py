@@ -53,9 +53,10 @@ def plan(listing: dict | None, states: dict) -> tuple[list[Wrapper], list[dict]]
     one that keeps its one site."""
     if not listing:
         return [], []
-    uses: dict[str, list[dict]] = {}
+    # by the function used: static functions of two files may share a name
+    uses: dict[tuple[str, str, int], list[dict]] = {}
     for u in listing.get("init_wrapper_uses") or []:
-        uses.setdefault(u["name"], []).append(u)
+        uses.setdefault((u["name"], u["def_file"], int(u["def_line"])), []).append(u)
     chosen, notes = [], []
     for w in listing.get("init_wrappers") or []:
         name, here = w["name"], (w["file"], int(w["line"]))
@@ -70,7 +71,7 @@ def plan(listing: dict | None, states: dict) -> tuple[list[Wrapper], list[dict]]
                 }
             )
 
-        mine = uses.get(name, [])
+        mine = uses.get((name, *here), [])
         if not w.get("static"):
             keep("it has external linkage (its signature is its callers' API)")
             continue

@@ -204,6 +204,10 @@ private:
             O["name"] = F->getNameAsString();
             O["file"] = File;
             O["line"] = static_cast<int64_t>(SM.getExpansionLineNumber(Loc));
+            // Which function it uses: static functions of two files may share a name.
+            SourceLocation Def = SM.getExpansionLoc(F->getDefinition()->getLocation());
+            O["def_file"] = fileOf(Def, SM, MainFile);
+            O["def_line"] = static_cast<int64_t>(SM.getExpansionLineNumber(Def));
             L.InitWrapperUses.push_back(std::move(O));
         };
         for (const CallExpr *C : U.Calls) {

@@ -104,3 +104,48 @@ def test_a_callers_site_is_named_after_the_lock_it_gets():
     assert lock_name("&cq->lock", "cq", "me->ev_queue") == "me->ev_queue->lock"
     assert lock_name("&p->locks[i]", "p", "pool") == "pool->locks[i]"
     assert lock_name("", "", "&x") == "x"  # a macro made the init argument up
+
+
+def test_static_wrappers_of_two_files_may_share_a_name(run_locktune, tmp_path):
+    """Two files each define a static obj_init(); one also takes its address.  Each wrapper is
+    judged by its own uses: a.c's gets a site parameter and its call a site, b.c's keeps its
+    one site (its address is taken), and no call gets its neighbour's site argument too (both
+    calls had two before: the output did not compile)."""
+    wrapper = (
+        "#include <pthread.h>\nstruct obj { pthread_mutex_t lock; long n; };\n"
+        "static int obj_init(struct obj *o)\n{\n    o->n = 0;\n"
+        "    return pthread_mutex_init(&o->lock, NULL);\n}\n"
+    )
+    use = (
+        "static struct obj {v};\nlong {f}(void)\n{{\n    {init}(&{v});\n"
+        "    pthread_mutex_lock(&{v}.lock);\n    {v}.n++;\n    pthread_mutex_unlock(&{v}.lock);\n"
+        "    return {v}.n;\n}}\n"
+    )
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "a.c").write_text(wrapper + use.format(v="one", f="a_run", init="obj_init"))
+    (src / "b.c").write_text(
+        wrapper
+        + "static int (*init_fn)(struct obj *) = obj_init;\n"
+        + use.format(v="two", f="b_run", init="init_fn")
+        + "#include <stdio.h>\nlong a_run(void);\nint main(void)\n{\n"
+        + '    printf("%ld %ld\\n", a_run(), b_run());\n    return 0;\n}\n'
+    )
+    out = tmp_path / "o"
+    res = run_locktune("rewrite", str(src), "--out", str(out))
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "note: b.c:6: obj_init() initialises its caller's lock: its address is taken" in (
+        res.stdout
+    )
+    assert "note: a.c:" not in res.stdout, res.stdout
+    assert "obj_init(&one, LT_SITE_A_C_11);" in (out / "a.c").read_text()
+    assert "int lt_site" not in (out / "b.c").read_text()
+    from locktune import native
+
+    exe = tmp_path / "prog"
+    cmd = ["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-o", str(exe), str(out / "a.c"),
+           str(out / "b.c"), *native.cflags(), *native.libs()]  # fmt: skip
+    built = subprocess.run(cmd, capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr
+    ran = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
+    assert ran.stdout == "1 1\n", ran.stdout + ran.stderr
