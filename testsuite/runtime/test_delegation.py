@@ -182,7 +182,7 @@ def test_every_delegating_algorithm_side_by_side(program, tmp_path):
             assert s["delegated"] >= 0
             assert s["algorithm_counters"]["combining_sessions"] > 0
     rcl = doc["rcl"]
-    assert rcl["mode"] in ("fifo", "degraded")
+    assert rcl["mode"] in ("fifo", "bounded", "degraded")
     assert rcl["client_ids"]["allocated"] >= 4
     assert rcl["servers"], rcl
     for srv in rcl["servers"]:
@@ -251,7 +251,7 @@ def test_main_returns_while_clients_execute(program, tmp_path):
         ("LOCKTUNE_SERVERS", "1,", ["expected CPU numbers separated by commas"]),
         ("LOCKTUNE_SERVERS", "-1", ["expected CPU numbers separated by commas"]),
         ("LOCKTUNE_SERVERS", "4095", ["CPU 4095 is not one this process may run on"]),
-        ("LOCKTUNE_RCL_MODE", "realtime", ["expected auto, fifo or degraded"]),
+        ("LOCKTUNE_RCL_MODE", "realtime", ["expected auto, fifo, bounded or degraded"]),
         ("LOCKTUNE_RCL_WAIT", "sleep", ["expected spin, yield, park or yield-park"]),
     ],
 )

@@ -233,12 +233,19 @@ void *rcl_call(struct rcl_server *srv, lt_mutex_t *m, lt_cs_fn fn, void *ctx, un
         __atomic_store_n(&mb->context, ctx, __ATOMIC_RELAXED);
     }
     __atomic_store_n(&mb->real_me, real_me, __ATOMIC_RELAXED);
+    /* Bounded (pool.c): a client on the server's own CPU runs only once the server stops, so
+     * it says so before it posts - the server preempts it as soon as it is woken. */
+    bool local = srv->bounded && !me->srv && sched_getcpu() == srv->cpu;
+    if (local)
+        __atomic_fetch_add(&srv->local_clients, 1, __ATOMIC_RELAXED);
     /* seq_cst: publishes the request (release) and orders it before our read of the state
      * (the server's idle sleep: see the header). */
     __atomic_store_n(&mb->function, fn, __ATOMIC_SEQ_CST);
     if (__builtin_expect(__atomic_load_n(&srv->state, __ATOMIC_SEQ_CST) != RCL_RUNNING, 0))
         rcl_server_kick(srv);
     wait_for(srv, mb, m);
+    if (local)
+        __atomic_fetch_sub(&srv->local_clients, 1, __ATOMIC_RELAXED);
     void *r = __atomic_load_n(&mb->context, __ATOMIC_RELAXED);
     if (carried)
         memcpy(ctx, mb->inline_ctx, size);

@@ -29,12 +29,35 @@
  *     SCHED_FIFO run queue (lower, then raise, its priority): a busy-waiting section (Fig. 2)
  *     gives the CPU up only this way.
  *
- * SCHED_FIFO is for a CPU reserved for the server: the default (auto) chooses it only on an
- * isolated CPU, or LOCKTUNE_RCL_MODE=fifo asks for it (docs/delegation.md, "Neighbours").
+ * SCHED_FIFO as the paper has it is for a CPU reserved for the server: the default (auto)
+ * chooses it only on an isolated CPU, or LOCKTUNE_RCL_MODE=fifo asks for it (docs/delegation.md,
+ * "Neighbours").
  *
- * Degraded (the default on a CPU that is not reserved, no SCHED_FIFO permission, or
- * LOCKTUNE_RCL_MODE=degraded): the paper only says the manager and backup are gone (§3.2.2)
- * and leaves the pool's growth open.  Here:
+ * Bounded (the default on a CPU that is not reserved, when SCHED_FIFO is permitted;
+ * LOCKTUNE_RCL_MODE=bounded): SCHED_FIFO with a budget.  A server woken for a request preempts
+ * whatever runs on its CPU at once (degraded, its requests waited for the running thread's turn:
+ * 2-5 ms per request beside two busy processes, where glibc's lock costs nothing), but no busy
+ * period keeps the CPU from others for longer than the budget:
+ *
+ *   SCHED_FIFO --a manager check finds the servicing threads took more than RCL_BUDGET_PCT of
+ *          the CPU since the last one (their CPU clocks; a period, 4 ms): each to SCHED_OTHER,
+ *          demoted = 1--> demoted
+ *   demoted (a fair share, EEVDF's least slice) --a check finds them below RCL_RESTORE_PCT:
+ *          demoted = 0--> each takes SCHED_FIFO back at its next idle sleep or reactivation
+ *          (rcl_pool_restore)
+ *
+ * So a busy server - its own load, or a section busy-waiting for a thread it would starve - runs
+ * as a degraded one until its load falls; the others on its CPU are kept off it at most about
+ * two manager periods at a time by each bounded server there, and get at least 60% of it beside
+ * one.  It spins RCL_IDLE_SHARED_NS before its idle sleep, not RCL_IDLE_NS (server.c), and does
+ * not move its clients off its CPU (the CPU is shared): a client waiting there is counted, and
+ * the server sleeps at once when it has nothing else to do.  The backup, which would take a demoted
+ * pool for a blocked one, naps while the server is demoted; the manager's period check still grows
+ * the pool (a blocked section). Under ThreadSanitizer (its spin locks hang between SCHED_FIFO
+ * threads of one CPU, test_rcl.c) auto chooses the degraded mode.
+ *
+ * Degraded (no SCHED_FIFO permission, one CPU, ThreadSanitizer, or LOCKTUNE_RCL_MODE=degraded): the
+ * paper only says the manager and backup are gone (§3.2.2) and leaves the pool's growth open. Here:
  *   - servicing threads and the manager are ordinary SCHED_OTHER threads, still pinned: CFS
  *     time-slices them, so a busy-waiting section no longer needs an election - once a second
  *     servicing thread exists, it gets its share of the CPU within a time slice;
@@ -60,6 +83,7 @@
  * CPU: core-local atomics (local.h).
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -83,6 +107,9 @@
 
 #define SLICE_NS 100000u /* degraded servicing threads' time slice (the kernel's least) */
 
+#define RCL_BUDGET_PCT  40 /* bounded: the most of its CPU a server takes under SCHED_FIFO ... */
+#define RCL_RESTORE_PCT 20 /* ... and what it must fall below, demoted, to take SCHED_FIFO back */
+
 /* The kernel's struct sched_attr (sched_setattr(2); glibc 2.36 has no wrapper). */
 struct lt_sched_attr {
     uint32_t size, policy;
@@ -94,14 +121,19 @@ struct lt_sched_attr {
 
 unsigned rcl_manager_period_ms = 4;
 
-enum { MODE_UNDECIDED, MODE_FIFO, MODE_DEGRADED };
+static void fair_share(pid_t tid);
+
+enum { MODE_UNDECIDED, MODE_FIFO, MODE_BOUNDED, MODE_DEGRADED };
 static int mode = MODE_UNDECIDED; /* under server.c's start lock */
 static char reason[160];
 
 const char *rcl_mode_name(void)
 {
     int m = __atomic_load_n(&mode, __ATOMIC_ACQUIRE);
-    return m == MODE_FIFO ? "fifo" : m == MODE_DEGRADED ? "degraded" : NULL;
+    return m == MODE_FIFO       ? "fifo"
+           : m == MODE_BOUNDED  ? "bounded"
+           : m == MODE_DEGRADED ? "degraded"
+                                : NULL;
 }
 
 const char *rcl_mode_reason(void)
@@ -162,6 +194,13 @@ static int spawn(struct rcl_server *srv, enum role role, void *(*fn)(void *), vo
 void rcl_pool_settle(struct rcl_server *srv, int role)
 {
     static const int prio[] = {PRIO_SERVICING, PRIO_MANAGER, PRIO_BACKUP};
+    if (srv->bounded && role == ROLE_SERVICING &&
+        __atomic_load_n(&srv->demoted, __ATOMIC_RELAXED)) {
+        fair_share(0); /* the pool grows while the budget is spent: as the others run */
+        return;
+    }
+    if (srv->fifo && role == ROLE_SERVICING)
+        __atomic_store_n(&rcl_self.st->fifo_now, 1, __ATOMIC_RELAXED);
     if (srv->fifo && role != ROLE_MANAGER) {
         struct sched_param p = {.sched_priority = prio[role]};
         pthread_setschedparam(pthread_self(), SCHED_FIFO, &p);
@@ -171,9 +210,69 @@ void rcl_pool_settle(struct rcl_server *srv, int role)
          * has the earliest deadline and preempts the thread running on its CPU at once, where
          * it waited for that thread's whole slice (and on a loaded CPU, for several); its share
          * of the CPU stays a fair one, taken in shorter turns. */
-        struct lt_sched_attr a = {.size = sizeof a, .policy = SCHED_OTHER, .runtime = SLICE_NS};
-        syscall(SYS_sched_setattr, 0, &a, 0);
+        fair_share(0);
     }
+}
+
+/* SCHED_OTHER with the least time slice, for thread tid (0: the caller). */
+static void fair_share(pid_t tid)
+{
+    struct lt_sched_attr a = {.size = sizeof a, .policy = SCHED_OTHER, .runtime = SLICE_NS};
+    syscall(SYS_sched_setattr, tid, &a, 0);
+}
+
+void rcl_pool_restore(struct rcl_server *srv, struct rcl_sthread *self)
+{
+    if (__atomic_load_n(&self->fifo_now, __ATOMIC_RELAXED) ||
+        __atomic_load_n(&srv->demoted, __ATOMIC_RELAXED))
+        return;
+    struct sched_param p = {.sched_priority = PRIO_SERVICING};
+    if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &p) == 0)
+        __atomic_store_n(&self->fifo_now, 1, __ATOMIC_RELAXED);
+}
+
+/* A servicing thread's CPU time, ns (0 before it has a handle). */
+static uint64_t cpu_ns(struct rcl_sthread *t)
+{
+    /* acquire: pairs with spawn's store; 0 while pthread_create has not returned */
+    pthread_t th = __atomic_load_n(&t->thread, __ATOMIC_ACQUIRE);
+    clockid_t c;
+    struct timespec ts;
+    if (!th || pthread_getcpuclockid(th, &c) != 0 || clock_gettime(c, &ts) != 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Bounded, the manager's check (the state machine in the header): the CPU time the servicing
+ * threads took since the last check, against the time that passed.  Above RCL_BUDGET_PCT of it
+ * under SCHED_FIFO, they go to SCHED_OTHER; below RCL_RESTORE_PCT, demoted, they may take
+ * SCHED_FIFO back (each at its next idle sleep or reactivation: rcl_pool_restore). */
+static void enforce_budget(struct rcl_server *srv)
+{
+    uint64_t now = lt_now_ns(), used = 0;
+    for (struct rcl_sthread *t = __atomic_load_n(&srv->all, __ATOMIC_ACQUIRE); t; t = t->next_all)
+        used += cpu_ns(t);
+    uint64_t dt = now - srv->budget_at, du = used - srv->budget_cpu;
+    bool first = srv->budget_at == 0;
+    srv->budget_at = now;
+    srv->budget_cpu = used;
+    if (first || dt == 0)
+        return;
+    bool demoted = __atomic_load_n(&srv->demoted, __ATOMIC_RELAXED);
+    if (demoted) {
+        if (du * 100 < dt * RCL_RESTORE_PCT)
+            __atomic_store_n(&srv->demoted, 0, __ATOMIC_RELAXED);
+        return;
+    }
+    if (du * 100 <= dt * RCL_BUDGET_PCT)
+        return;
+    __atomic_store_n(&srv->demoted, 1, __ATOMIC_RELAXED);
+    for (struct rcl_sthread *t = __atomic_load_n(&srv->all, __ATOMIC_ACQUIRE); t; t = t->next_all) {
+        int32_t tid = __atomic_load_n(&t->tid, __ATOMIC_RELAXED);
+        if (tid && __atomic_exchange_n(&t->fifo_now, 0, __ATOMIC_RELAXED))
+            fair_share(tid);
+    }
+    lt_local_add64(&srv->ct.demotions, 1, srv->pinned);
 }
 
 static void note_pool_size(struct rcl_server *srv)
@@ -263,6 +362,8 @@ void rcl_pool_slow_path(struct rcl_server *srv, struct rcl_sthread *self)
     /* Sleep until activated; the futex re-checks the word, so no wake-up is lost. */
     while (!__atomic_load_n(&self->servicing, __ATOMIC_ACQUIRE))
         lt_futex_wait(&self->servicing, 0, NULL, CLOCK_MONOTONIC);
+    if (srv->bounded)
+        rcl_pool_restore(srv, self);
 }
 
 /* ---- the manager (Algorithm 5) ---- */
@@ -309,6 +410,8 @@ static void check(struct rcl_server *srv)
     lt_local_add64(&srv->ct.manager_checks, 1, local);
     if (__atomic_load_n(&srv->state, __ATOMIC_ACQUIRE) != RCL_RUNNING)
         return;
+    if (srv->bounded)
+        enforce_budget(srv);
     if (__atomic_load_n(&srv->alive, __ATOMIC_RELAXED)) {
         __atomic_store_n(&srv->alive, 0, __ATOMIC_RELAXED);
         return;
@@ -318,8 +421,8 @@ static void check(struct rcl_server *srv)
         add_free_thread(srv);
         lt_local_add64(&srv->ct.interventions, 1, local);
     }
-    if (srv->fifo)
-        elect(srv);
+    if (srv->fifo && !__atomic_load_n(&srv->demoted, __ATOMIC_RELAXED))
+        elect(srv); /* (demoted, its threads time-slice) */
 }
 
 /* Wait while the server is not started yet. */
@@ -361,7 +464,14 @@ static void *backup_main(void *arg)
             lt_futex_wait(&srv->state, RCL_SLEEPING, NULL, CLOCK_MONOTONIC);
             continue;
         }
-        /* Under SCHED_FIFO we run only when every servicing thread is blocked. */
+        /* Under SCHED_FIFO we run only when every servicing thread is blocked - or, bounded,
+         * demoted to SCHED_OTHER: then they may well be running, and the manager checks. */
+        if (__atomic_load_n(&srv->demoted, __ATOMIC_RELAXED)) {
+            struct timespec d = in_ns(nap);
+            uint32_t w = __atomic_load_n(&srv->backup_word, __ATOMIC_RELAXED);
+            lt_futex_wait(&srv->backup_word, w, &d, CLOCK_MONOTONIC);
+            continue;
+        }
         lt_local_add64(&srv->ct.backup_runs, 1, srv->pinned);
         __atomic_store_n(&srv->alive, 0, __ATOMIC_RELAXED);
         __atomic_fetch_add(&srv->manager_word, 1, __ATOMIC_RELEASE);
@@ -374,6 +484,14 @@ static void *backup_main(void *arg)
 }
 
 /* ---- start ---- */
+
+static int mode_wanted = MODE_UNDECIDED; /* under the start lock: bounded, before it starts */
+
+/* Whether ThreadSanitizer's runtime is in the process (the program's or ours). */
+static bool under_tsan(void)
+{
+    return dlsym(RTLD_DEFAULT, "__tsan_init") != NULL;
+}
 
 static void decide_mode_degraded(const char *why)
 {
@@ -411,20 +529,27 @@ int rcl_pool_start(struct rcl_server *srv)
     int cfg = rcl_cfg_mode;
     if (mode == MODE_UNDECIDED && cfg == RCL_MODE_DEGRADED)
         decide_mode_degraded("LOCKTUNE_RCL_MODE=degraded");
-    /* SCHED_FIFO only on a CPU reserved for the server (docs/delegation.md, "Neighbours"): a
-     * busy SCHED_FIFO server keeps every other thread off its CPU - threads of other processes,
-     * other processes' servers (SCHED_FIFO peers of equal priority never share the CPU), the
-     * threads of a killed process that must run to exit - until RT throttling, 950 ms in the
-     * second. */
-    if (mode == MODE_UNDECIDED && cfg == RCL_MODE_AUTO && !cpu_reserved(srv->cpu))
-        decide_mode_degraded("the server's CPU is not reserved for it (not isolated): "
-                             "LOCKTUNE_RCL_MODE=fifo asks for SCHED_FIFO anyway");
     unsigned nusable;
     lt_config_usable_cpus(&nusable);
     if (mode == MODE_UNDECIDED && nusable < 2)
         decide_mode_degraded("one CPU: a SCHED_FIFO server would starve the application");
+    /* The paper's unbounded SCHED_FIFO only on a CPU reserved for the server (docs/delegation.md,
+     * "Neighbours"): a busy SCHED_FIFO server keeps every other thread off its CPU - threads of
+     * other processes, other processes' servers (SCHED_FIFO peers of equal priority never share
+     * the CPU), the threads of a killed process that must run to exit - until RT throttling,
+     * 950 ms in the second.  Elsewhere, SCHED_FIFO with a budget (the header). */
+    if (mode == MODE_UNDECIDED && cfg == RCL_MODE_AUTO && !cpu_reserved(srv->cpu)) {
+        if (under_tsan())
+            decide_mode_degraded("ThreadSanitizer: its spin locks hang between SCHED_FIFO "
+                                 "threads of one CPU");
+        else
+            cfg = RCL_MODE_BOUNDED;
+    }
+    if (mode == MODE_UNDECIDED && cfg == RCL_MODE_BOUNDED)
+        mode_wanted = MODE_BOUNDED;
     srv->pinned = true;
     srv->fifo = mode != MODE_DEGRADED;
+    srv->bounded = srv->fifo && (mode == MODE_BOUNDED || mode_wanted == MODE_BOUNDED);
     pthread_mutex_init(&srv->pool_lock, NULL);
     srv->alive = 1;
     /* The manager and the backup first: they wait for the first servicing thread, which
@@ -436,11 +561,11 @@ int rcl_pool_start(struct rcl_server *srv)
         r = spawn(srv, ROLE_MANAGER, manager_main, srv, &t);
     }
     if (r == EPERM && srv->fifo) {
-        if (cfg == RCL_MODE_FIFO) {
+        if (rcl_cfg_mode == RCL_MODE_FIFO || rcl_cfg_mode == RCL_MODE_BOUNDED) {
             fprintf(stderr,
-                    "locktune: error: LOCKTUNE_RCL_MODE=fifo: SCHED_FIFO is not "
+                    "locktune: error: LOCKTUNE_RCL_MODE=%s: SCHED_FIFO is not "
                     "permitted (needs root, CAP_SYS_NICE or RLIMIT_RTPRIO >= %d)\n",
-                    PRIO_MANAGER);
+                    rcl_cfg_mode == RCL_MODE_FIFO ? "fifo" : "bounded", PRIO_MANAGER);
             exit(2);
         }
         /* Said in LOCKTUNE_STATS (the mode and its reason), never on the program's own
@@ -448,13 +573,17 @@ int rcl_pool_start(struct rcl_server *srv)
          * compare a child's output with what it wrote). */
         decide_mode_degraded("SCHED_FIFO not permitted (EPERM: needs CAP_SYS_NICE or "
                              "RLIMIT_RTPRIO)");
-        srv->fifo = false;
+        srv->fifo = srv->bounded = false;
         r = spawn(srv, ROLE_MANAGER, manager_main, srv, &t);
     }
     if (r != 0)
         return r;
     if (mode == MODE_UNDECIDED)
-        __atomic_store_n(&mode, srv->fifo ? MODE_FIFO : MODE_DEGRADED, __ATOMIC_RELEASE);
+        __atomic_store_n(&mode,
+                         !srv->fifo     ? MODE_DEGRADED
+                         : srv->bounded ? MODE_BOUNDED
+                                        : MODE_FIFO,
+                         __ATOMIC_RELEASE);
     if (srv->fifo && (r = spawn(srv, ROLE_BACKUP, backup_main, srv, &t)) != 0)
         return r; /* (a manager without servicing threads waits, harmlessly) */
     pthread_mutex_lock(&srv->pool_lock);

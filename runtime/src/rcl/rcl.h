@@ -104,6 +104,8 @@ struct rcl_counters {
     uint64_t elections;      /* activations that elected a thread (SCHED_FIFO) */
     uint64_t backup_runs;    /* times the backup thread found every servicing thread blocked */
     uint64_t max_pool;       /* most servicing threads in the pool at once */
+    uint64_t demotions;      /* bounded: busy periods that outlasted the budget (pool.c) */
+    uint64_t local_sleeps;   /* bounded: idle sleeps at once, for a client on the server's CPU */
 };
 
 struct rcl_sthread;
@@ -119,6 +121,7 @@ struct rcl_server {
     int cpu;
     int number;      /* the first server number placed on this CPU */
     bool fifo;       /* its threads run under SCHED_FIFO */
+    bool bounded;    /* ... on a CPU it shares: with a budget (pool.c, "Bounded") */
     bool pinned;     /* they all run on `cpu` only: core-local atomics are safe */
     bool placed;     /* its mailbox pages were first touched on `cpu` (once, at its creation) */
     uint32_t nlocks; /* locks bound to it (atomic) */
@@ -126,9 +129,12 @@ struct rcl_server {
     _Alignas(RCL_LINE) uint32_t state; /* atomic: enum rcl_state (futex word while idle) */
     /* written by parking clients, read-modified by the server after its passes */
     _Alignas(RCL_LINE) uint32_t parked_clients; /* atomic: clients asleep on a request */
+    uint32_t local_clients; /* atomic, bounded: clients waiting on the server's own CPU */
     /* the server's own threads only */
     _Alignas(RCL_LINE) uint32_t alive; /* set by every pass, cleared by the manager */
     uint32_t timestamp;                /* election round (manager) */
+    uint32_t demoted;                  /* atomic, bounded: the budget is spent (pool.c) */
+    uint64_t budget_at, budget_cpu;    /* the manager's: its last check, servicing CPU time */
     int32_t nservicing;                /* servicing threads in the pool (not retired) */
     int32_t nfree;                     /* ... of them, not in the middle of a pass */
     struct rcl_sthread *all;           /* every servicing thread (the manager's list) */
@@ -147,6 +153,7 @@ struct rcl_sthread {
     uint32_t timestamp;  /* the server's election round when it last made a pass */
     uint32_t servicing;  /* atomic: 1 in the pool, 0 retired (the futex it sleeps on) */
     uint32_t ncompleted; /* requests completed in this pass (parked clients to wake) */
+    uint32_t fifo_now;   /* atomic, bounded: 1 while it runs SCHED_FIFO (pool.c) */
     struct rcl_sthread *next_all, *next_prepared;
 };
 
@@ -182,7 +189,7 @@ const char *rcl_wait_name(enum rcl_wait_policy p);
 /* ---- server.c ---- */
 /* LOCKTUNE_RCL_MODE (enum rcl_mode_cfg) and LOCKTUNE_RCL_WAIT (an enum rcl_wait_policy, -1
  * unset), read once at start-up by rcl_configure, the algorithm's configure hook. */
-enum rcl_mode_cfg { RCL_MODE_AUTO, RCL_MODE_FIFO, RCL_MODE_DEGRADED };
+enum rcl_mode_cfg { RCL_MODE_AUTO, RCL_MODE_FIFO, RCL_MODE_BOUNDED, RCL_MODE_DEGRADED };
 extern int rcl_cfg_mode;
 extern int rcl_cfg_wait;
 void rcl_configure(void);
@@ -206,11 +213,13 @@ void rcl_holder_release(struct rcl_server *srv, struct rcl_lock *l);
 int rcl_pool_start(struct rcl_server *srv);
 /* A servicing thread inside a section is about to block: make a free thread exist. */
 void rcl_pool_before_block(struct rcl_server *srv);
+/* Bounded: the calling servicing thread runs SCHED_FIFO again if the budget is not spent. */
+void rcl_pool_restore(struct rcl_server *srv, struct rcl_sthread *self);
 /* After a pass, with more than one servicing thread in the pool (Algorithm 4's slow path). */
 void rcl_pool_slow_path(struct rcl_server *srv, struct rcl_sthread *self);
 /* A new thread of srv's sets its own scheduling (role: 0 servicing, 1 manager, 2 backup). */
 void rcl_pool_settle(struct rcl_server *srv, int role);
-const char *rcl_mode_name(void);   /* "fifo", "degraded", or NULL before any server started */
+const char *rcl_mode_name(void);   /* "fifo", "bounded", "degraded", or NULL before any started */
 const char *rcl_mode_reason(void); /* why degraded, or NULL */
 extern unsigned rcl_manager_period_ms;
 

@@ -38,7 +38,9 @@
  * SLEEPING (its publication is seq_cst) wakes it; so does a servicing thread that releases a
  * lock (requests for it may be waiting).  The manager and backup threads sleep with it.
  * RCL_IDLE_NS is ~100 wake-up costs: a request that finds the server asleep pays at most ~1%
- * of the idle gap before it.
+ * of the idle gap before it.  A bounded server (pool.c) shares its CPU: it spins RCL_IDLE_SHARED_NS
+ * only, and sleeps at once when a client waits on its CPU (that client runs only once the
+ * server stops: rcl_call counts it in local_clients).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -54,7 +56,8 @@
 #include "../wait.h"
 #include "rcl.h"
 
-#define RCL_IDLE_NS 2000000u
+#define RCL_IDLE_NS        2000000u
+#define RCL_IDLE_SHARED_NS 50000u
 
 static struct rcl_server *servers[CPU_SETSIZE]; /* by CPU; atomic pointers */
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -66,15 +69,17 @@ int rcl_cfg_wait = -1;
 
 void rcl_configure(void)
 {
-    static const char *const modes[] = {
-        [RCL_MODE_AUTO] = "auto", [RCL_MODE_FIFO] = "fifo", [RCL_MODE_DEGRADED] = "degraded"};
+    static const char *const modes[] = {[RCL_MODE_AUTO] = "auto",
+                                        [RCL_MODE_FIFO] = "fifo",
+                                        [RCL_MODE_BOUNDED] = "bounded",
+                                        [RCL_MODE_DEGRADED] = "degraded"};
     const char *v = getenv("LOCKTUNE_RCL_MODE");
     if (v && *v) {
         int i = 0;
-        while (i < 3 && strcmp(v, modes[i]) != 0)
+        while (i < 4 && strcmp(v, modes[i]) != 0)
             i++;
-        if (i == 3)
-            lt_config_fatal("LOCKTUNE_RCL_MODE='%s': expected auto, fifo or degraded", v);
+        if (i == 4)
+            lt_config_fatal("LOCKTUNE_RCL_MODE='%s': expected auto, fifo, bounded or degraded", v);
         rcl_cfg_mode = i;
     }
     v = getenv("LOCKTUNE_RCL_WAIT");
@@ -129,7 +134,7 @@ void rcl_move_off_servers(void)
     bool any = false;
     for (int c = 0; c < CPU_SETSIZE; c++) {
         struct rcl_server *srv = __atomic_load_n(&servers[c], __ATOMIC_ACQUIRE);
-        if (srv && srv->fifo && CPU_ISSET(c, &mine)) {
+        if (srv && srv->fifo && !srv->bounded && CPU_ISSET(c, &mine)) {
             CPU_SET(c, &off);
             any = true;
         }
@@ -171,6 +176,9 @@ static void child_after_fork(void)
         pthread_mutex_init(&srv->slots_lock, NULL);
         srv->state = RCL_STOPPED;
         srv->parked_clients = 0;
+        srv->local_clients = 0;
+        srv->demoted = 0;
+        srv->budget_at = srv->budget_cpu = 0;
         srv->alive = 0;
         srv->nservicing = 0;
         srv->nfree = 0;
@@ -523,7 +531,7 @@ void *rcl_servicing_main(void *arg)
     struct rcl_client *me = &rcl_self;
     me->srv = srv;
     me->st = self;
-    self->tid = lt_self();
+    __atomic_store_n(&self->tid, lt_self(), __ATOMIC_RELAXED); /* the manager reads it */
     rcl_pool_settle(srv, 0);
     if (__atomic_load_n(&srv->state, __ATOMIC_ACQUIRE) == RCL_STOPPED) {
         /* The first thread of a new server touches the mailboxes first: their pages come from
@@ -543,7 +551,7 @@ void *rcl_servicing_main(void *arg)
         __atomic_store_n(&srv->state, RCL_RUNNING, __ATOMIC_RELEASE);
         lt_futex_wake(&srv->state, INT_MAX); /* the starter, the manager, the backup */
     }
-    uint64_t idle_since = 0;
+    uint64_t idle_since = 0, idle_ns = srv->bounded ? RCL_IDLE_SHARED_NS : RCL_IDLE_NS;
     unsigned idle_passes = 0;
     for (;;) {
         unsigned served = pass(srv, self);
@@ -558,13 +566,23 @@ void *rcl_servicing_main(void *arg)
         }
         if (!srv->fifo)
             sched_yield(); /* degraded, idle: whoever else wants this CPU runs first */
+        if (srv->bounded && __atomic_load_n(&srv->local_clients, __ATOMIC_RELAXED)) {
+            /* A client on this CPU waits for its answer, and runs only once we stop. */
+            lt_local_add64(&srv->ct.local_sleeps, 1, srv->pinned);
+            idle_sleep(srv);
+            rcl_pool_restore(srv, self);
+            idle_since = 0;
+            continue;
+        }
         if (++idle_passes & 63)
             continue; /* the clock every 64 empty passes: ~20 ns a read, on the server's path */
         uint64_t now = lt_now_ns();
         if (!idle_since) {
             idle_since = now;
-        } else if (now - idle_since > RCL_IDLE_NS) {
+        } else if (now - idle_since > idle_ns) {
             idle_sleep(srv);
+            if (srv->bounded)
+                rcl_pool_restore(srv, self);
             idle_since = 0;
         }
     }
@@ -603,9 +621,10 @@ void rcl_stats_json(FILE *f)
     } else {
         fputs("null", f);
     }
+    bool bounded = mode && strcmp(mode, "bounded") == 0;
     fprintf(f, ", \"client_wait\": \"%s\", \"manager_period_ms\": %u, \"idle_sleep_us\": %u, ",
             rcl_wait_name(w < 0 ? RCL_WAIT_PARK : (enum rcl_wait_policy)w), rcl_manager_period_ms,
-            RCL_IDLE_NS / 1000);
+            (bounded ? RCL_IDLE_SHARED_NS : RCL_IDLE_NS) / 1000);
     rcl_clients_stats_json(f);
     fputs(", \"servers\": [", f);
     int first = 1;
@@ -625,7 +644,8 @@ void rcl_stats_json(FILE *f)
                 "%llu, \"servicing_threads_created\": %llu, \"pool_max\": %llu, "
                 "\"prepared_woken\": %llu, \"retirements\": %llu, \"manager\": "
                 "{\"activations\": %llu, \"alive_misses\": %llu, \"interventions\": %llu, "
-                "\"elections\": %llu}, \"backup_runs\": %llu}",
+                "\"elections\": %llu}, \"backup_runs\": %llu, \"demotions\": %llu, "
+                "\"local_sleeps\": %llu}",
                 first ? "" : ",", srv->number, srv->cpu, srv->fifo ? "SCHED_FIFO" : "SCHED_OTHER",
                 srv->pinned ? "true" : "false", __atomic_load_n(&srv->nlocks, __ATOMIC_RELAXED),
                 (unsigned long long)k.requests, (unsigned long long)k.passes,
@@ -636,7 +656,8 @@ void rcl_stats_json(FILE *f)
                 (unsigned long long)k.wakeups, (unsigned long long)k.retirements,
                 (unsigned long long)k.manager_checks, (unsigned long long)k.alive_misses,
                 (unsigned long long)k.interventions, (unsigned long long)k.elections,
-                (unsigned long long)k.backup_runs);
+                (unsigned long long)k.backup_runs, (unsigned long long)k.demotions,
+                (unsigned long long)k.local_sleeps);
         first = 0;
     }
     fputs(first ? "]}" : "\n    ]}", f);
