@@ -24,6 +24,8 @@
  *               (typically thousands; stuck behind the sleeper, the first would return only
  *               after it);
  *   posixlock   likewise, a section blocked 50 ms on a contended glibc mutex;
+ *   create      a thread that a section creates is SCHED_OTHER, not the servicing thread's
+ *               real-time policy;
  *   ctx         a context whose size is given (LT_EXEC_CTX_SIZE) and fits travels in the
  *               mailbox line and comes back; a bigger one, or none given, by pointer;
  *   nested      sections that take another lock of the same server (lt_execute inside
@@ -281,6 +283,35 @@ static void *big_cs(void *arg)
     x->seen = arg;
     x->v[7] = x->v[0] + 1;
     return arg;
+}
+
+static void *report_policy(void *arg)
+{
+    *(int *)arg = sched_getscheduler(0);
+    return NULL;
+}
+
+/* A section that starts a thread (memcached starts its LRU threads inside sections). */
+static void *create_in_section(void *arg)
+{
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, report_policy, arg), 0);
+    CHECK_EQ(pthread_join(t, NULL), 0);
+    return arg;
+}
+
+/* A thread created by a section, on a servicing thread, is an ordinary SCHED_OTHER thread:
+ * under SCHED_FIFO it inherited the real-time priority, and ran on the server's CPU beyond
+ * any budget (the servicing threads are reset on fork). */
+static void create_test(void)
+{
+    int policy = -1;
+    CHECK(lt_execute(&l1, create_in_section, &policy) == &policy);
+    printf("  create: a thread created in a section runs %s\n",
+           policy == SCHED_OTHER  ? "SCHED_OTHER"
+           : policy == SCHED_FIFO ? "SCHED_FIFO"
+                                  : "another policy");
+    CHECK_EQ(policy, SCHED_OTHER);
 }
 
 static void ctx_test(void)
@@ -1120,6 +1151,7 @@ int main(int argc, char **argv)
         run("sleep", sleep_test, 30, NULL);
         run("posixlock", posixlock, 30, NULL);
         run("ctx", ctx_test, 30, NULL);
+        run("create", create_test, 30, NULL);
         run("nested", nested, 60, NULL);
         run("recursive", recursive, 60, NULL);
         run("trylock", trylock, 30, NULL);

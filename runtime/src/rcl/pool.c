@@ -110,7 +110,8 @@
 #define RCL_BUDGET_PCT  40 /* bounded: the most of its CPU a server takes under SCHED_FIFO ... */
 #define RCL_RESTORE_PCT 20 /* ... and what it must fall below, demoted, to take SCHED_FIFO back */
 
-/* The kernel's struct sched_attr (sched_setattr(2); glibc 2.36 has no wrapper). */
+/* The kernel's struct sched_attr (sched_setattr(2); glibc 2.36 has no wrapper) and its flag. */
+#define SCHED_FLAG_RESET_ON_FORK 0x01
 struct lt_sched_attr {
     uint32_t size, policy;
     uint64_t flags;
@@ -122,6 +123,7 @@ struct lt_sched_attr {
 unsigned rcl_manager_period_ms = 4;
 
 static void fair_share(pid_t tid);
+static int fifo(int prio);
 
 enum { MODE_UNDECIDED, MODE_FIFO, MODE_BOUNDED, MODE_DEGRADED };
 static int mode = MODE_UNDECIDED; /* under server.c's start lock */
@@ -202,8 +204,7 @@ void rcl_pool_settle(struct rcl_server *srv, int role)
     if (srv->fifo && role == ROLE_SERVICING)
         __atomic_store_n(&rcl_self.st->fifo_now, 1, __ATOMIC_RELAXED);
     if (srv->fifo && role != ROLE_MANAGER) {
-        struct sched_param p = {.sched_priority = prio[role]};
-        pthread_setschedparam(pthread_self(), SCHED_FIFO, &p);
+        fifo(prio[role]);
     } else if (!srv->fifo && role == ROLE_SERVICING) {
         /* Degraded: the least time slice the kernel allows (EEVDF's per-task slice, Linux
          * 6.12+; older kernels ignore it).  A servicing thread that wakes up for a request then
@@ -214,11 +215,26 @@ void rcl_pool_settle(struct rcl_server *srv, int role)
     }
 }
 
-/* SCHED_OTHER with the least time slice, for thread tid (0: the caller). */
+/* SCHED_OTHER with the least time slice, for thread tid (0: the caller).  Reset on fork, as
+ * fifo() below. */
 static void fair_share(pid_t tid)
 {
-    struct lt_sched_attr a = {.size = sizeof a, .policy = SCHED_OTHER, .runtime = SLICE_NS};
+    struct lt_sched_attr a = {.size = sizeof a,
+                              .policy = SCHED_OTHER,
+                              .flags = SCHED_FLAG_RESET_ON_FORK,
+                              .runtime = SLICE_NS};
     syscall(SYS_sched_setattr, tid, &a, 0);
+}
+
+/* The calling thread to SCHED_FIFO at `prio`, reset on fork: a thread that a section creates
+ * on a servicing thread (memcached starts its LRU threads inside sections) is an ordinary
+ * SCHED_OTHER one, not a real-time thread on the server's CPU that no budget bounds.  (Only
+ * the policy: it still inherits the servicing thread's CPU and signal mask - "Limits" in
+ * docs/delegation.md.)  0, or -1 (errno). */
+static int fifo(int prio)
+{
+    struct sched_param p = {.sched_priority = prio};
+    return sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &p);
 }
 
 void rcl_pool_restore(struct rcl_server *srv, struct rcl_sthread *self)
@@ -226,8 +242,7 @@ void rcl_pool_restore(struct rcl_server *srv, struct rcl_sthread *self)
     if (__atomic_load_n(&self->fifo_now, __ATOMIC_RELAXED) ||
         __atomic_load_n(&srv->demoted, __ATOMIC_RELAXED))
         return;
-    struct sched_param p = {.sched_priority = PRIO_SERVICING};
-    if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &p) == 0)
+    if (fifo(PRIO_SERVICING) == 0)
         __atomic_store_n(&self->fifo_now, 1, __ATOMIC_RELAXED);
 }
 
