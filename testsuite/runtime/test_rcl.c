@@ -730,8 +730,11 @@ static void fork_first_request(void)
  * gaps too (a plain thread pinned to a CPU, nothing of ours running: 0.05-0.44 s at load
  * average 25 on 2 CPUs), so the bound is on top of what a control thread pinned to a CPU
  * without a server sees at the same time. */
-#define NEIGHBOUR_BOUND_S                                                                          \
-    0.04 /* bounded: measured 15-28 ms (control 12-16 ms), SCHED_FIFO 0.7-1.8 s */
+/* The default mode's bound: bounded, measured 12-28 ms (control 12-19 ms; SCHED_FIFO 0.7-1.8 s);
+ * degraded, where SCHED_FIFO is not permitted, 0.04-0.43 s at load 11-31. */
+#define NEIGHBOUR_BOUND_S          0.04
+#define NEIGHBOUR_BOUND_DEGRADED_S 0.4
+static double neighbour_bound = NEIGHBOUR_BOUND_S;
 #define GONE_BOUND_S      0.4 /* memcached's t/daemonize.t allows 0.5 s */
 #define NEIGHBOUR_RUN_S   1.0
 #define NEIGHBOUR_CLIENTS 4 /* requests always queued: the server never idles */
@@ -825,8 +828,8 @@ static void measure_neighbour(struct neighbour *nb)
 static bool neighbour_ok(const struct neighbour *nb)
 {
     const struct neighbour *c = nb->control;
-    return nb->first_run < NEIGHBOUR_BOUND_S + c->longest_gap &&
-           nb->longest_gap < NEIGHBOUR_BOUND_S + c->longest_gap;
+    return nb->first_run < neighbour_bound + c->longest_gap &&
+           nb->longest_gap < neighbour_bound + c->longest_gap;
 }
 
 static void report_neighbour(const char *who, const struct neighbour *nb)
@@ -1108,6 +1111,15 @@ int main(int argc, char **argv)
             return 77;
         }
         expected_mode = NULL; /* whatever the default chooses */
+        if (!fifo_permitted()) {
+            /* The default is then degraded: a fair share, not bounded turns. */
+            if (strcmp(group, "latency") == 0) {
+                printf("test_rcl latency: SCHED_FIFO not permitted, the default is the degraded "
+                       "mode, whose latency this does not bound: skipped\n");
+                return 77;
+            }
+            neighbour_bound = NEIGHBOUR_BOUND_DEGRADED_S;
+        }
     } else if (strcmp(group, "degraded") == 0) {
         drop_fifo_permission();
         expected_mode = "degraded";

@@ -351,6 +351,7 @@ static void add_free_thread(struct rcl_server *srv)
 
 void rcl_pool_before_block(struct rcl_server *srv)
 {
+    rcl_wake_parked(srv, rcl_self.st); /* this pass's clients: it will not reach its end */
     if (__atomic_load_n(&srv->nfree, __ATOMIC_RELAXED) > 0)
         return;
     add_free_thread(srv);

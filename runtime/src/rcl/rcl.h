@@ -201,8 +201,10 @@ void rcl_stats_site(FILE *f, int site);
 void rcl_stats_json(FILE *f);
 struct rcl_server *rcl_server_for_site(int site); /* created and started on first use */
 void rcl_server_kick(struct rcl_server *srv);     /* wake it, or start it after a fork */
-void rcl_move_off_servers(void);                  /* the calling thread leaves the servers' CPUs */
-uint32_t rcl_slot_take(struct rcl_server *srv);   /* a holder slot, or 0 */
+/* A servicing thread wakes the parked clients whose requests are complete (server.c). */
+void rcl_wake_parked(struct rcl_server *srv, struct rcl_sthread *self);
+void rcl_move_off_servers(void);                /* the calling thread leaves the servers' CPUs */
+uint32_t rcl_slot_take(struct rcl_server *srv); /* a holder slot, or 0 */
 void rcl_slot_give(struct rcl_server *srv, uint32_t s); /* back (0: nothing) */
 void *rcl_servicing_main(void *arg);
 /* A servicing thread releases a lock of its own server. */

@@ -338,13 +338,16 @@ static void complete(struct rcl_sthread *self, struct rcl_mailbox *r, void *resu
 /*
  * Wake the clients parked on completed requests (the protocol: clients.c).  After a pass that
  * completed something: an RMW of the parked count, then - only if some client is parked - a look at
- * every mailbox.  Every mailbox, not only this pass's: a servicing thread that completes a request
- * and then blocks in a later section of the same pass never reaches this point, and the
- * thread that replaces it must wake that client (whose progress the blocked section may
- * well be waiting for); hence also the check when this pass completed nothing but clients
- * are parked.
+ * every mailbox.  A servicing thread that completes a request and then blocks in a later section
+ * of the same pass never reaches the end of its pass: it wakes them before it blocks
+ * (rcl_pool_before_block), for the blocked section may well be waiting for that client - a client
+ * granted the lock the section wants next.  (The free thread that would otherwise find them may
+ * have gone to its idle sleep before the completion: it saw the request claimed, so not
+ * servable.  Seen as a deadlock in test_rcl's nested case, bounded, about once in 10 runs.)  Every
+ * mailbox, not only this pass's, and also when this pass completed nothing but clients are
+ * parked: the thread that replaces a blocked one wakes that one's clients too.
  */
-static void wake_parked(struct rcl_server *srv, struct rcl_sthread *self)
+void rcl_wake_parked(struct rcl_server *srv, struct rcl_sthread *self)
 {
     if (!self->ncompleted && !__atomic_load_n(&srv->parked_clients, __ATOMIC_RELAXED))
         return;
@@ -499,7 +502,7 @@ static unsigned pass(struct rcl_server *srv, struct rcl_sthread *self)
             lt_local_add64(&ct->multi_lock, 1, local);
     }
     (void)sections;
-    wake_parked(srv, self);
+    rcl_wake_parked(srv, self);
     return served;
 }
 
