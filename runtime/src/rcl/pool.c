@@ -507,8 +507,6 @@ static void *backup_main(void *arg)
 
 /* ---- start ---- */
 
-static int mode_wanted = MODE_UNDECIDED; /* under the start lock: bounded, before it starts */
-
 /* Whether ThreadSanitizer's runtime is in the process (the program's or ours). */
 static bool under_tsan(void)
 {
@@ -567,11 +565,10 @@ int rcl_pool_start(struct rcl_server *srv)
         else
             cfg = RCL_MODE_BOUNDED;
     }
-    if (mode == MODE_UNDECIDED && cfg == RCL_MODE_BOUNDED)
-        mode_wanted = MODE_BOUNDED;
     srv->pinned = true;
     srv->fifo = mode != MODE_DEGRADED;
-    srv->bounded = srv->fifo && (mode == MODE_BOUNDED || mode_wanted == MODE_BOUNDED);
+    srv->bounded =
+        srv->fifo && (mode == MODE_BOUNDED || (mode == MODE_UNDECIDED && cfg == RCL_MODE_BOUNDED));
     pthread_mutex_init(&srv->pool_lock, NULL);
     srv->alive = 1;
     /* The manager and the backup first: they wait for the first servicing thread, which
