@@ -339,7 +339,10 @@ static __attribute__((noinline)) int acquire_slow(lt_mutex_t *m, enum mode mode,
     return 0;
 }
 
-LT_API int lt_mutex_lock(lt_mutex_t *m)
+/* The fast paths of lock and unlock, inlined into lt_mutex_lock/unlock and into lt_execute's
+ * path for algorithms that have no execute of their own (a section then costs what a
+ * lock/unlock pair costs, without two more calls). */
+static inline __attribute__((always_inline)) int mutex_lock(lt_mutex_t *m)
 {
     const struct lt_algo *a = ops_load(m);
     if (__builtin_expect(bound(a) && fast_flags(m) == 0 && lt_thread_self.tid != 0, 1)) {
@@ -350,6 +353,11 @@ LT_API int lt_mutex_lock(lt_mutex_t *m)
         return r;
     }
     return acquire_slow(m, MODE_LOCK, NULL);
+}
+
+LT_API int lt_mutex_lock(lt_mutex_t *m)
+{
+    return mutex_lock(m);
 }
 
 LT_API int lt_mutex_trylock(lt_mutex_t *m)
@@ -406,7 +414,7 @@ static int release_slow(lt_mutex_t *m)
     return a->unlock(m);
 }
 
-LT_API int lt_mutex_unlock(lt_mutex_t *m)
+static inline __attribute__((always_inline)) int mutex_unlock(lt_mutex_t *m)
 {
     const struct lt_algo *a = ops_load(m);
     /* A holder knows its tid already (lt_acquired): no call on this path, hence no frame.
@@ -419,6 +427,11 @@ LT_API int lt_mutex_unlock(lt_mutex_t *m)
         return a->unlock(m);
     }
     return release_slow_and_flush(m);
+}
+
+LT_API int lt_mutex_unlock(lt_mutex_t *m)
+{
+    return mutex_unlock(m);
 }
 
 LT_API int lt_mutex_destroy(lt_mutex_t *m)
@@ -477,14 +490,14 @@ LT_API void *lt_execute_ex(lt_mutex_t *m, lt_cs_fn fn, void *ctx, unsigned flags
         t->waiting = prev;
         return v;
     }
-    int r = lt_mutex_lock(m);
+    int r = mutex_lock(m);
     if (r != 0) {
         /* No error channel: running fn unprotected or not at all would both be silent. */
         fprintf(stderr, "locktune: error: lt_execute cannot take its lock (%s)\n", strerror(r));
         abort();
     }
     void *v = fn(ctx);
-    lt_mutex_unlock(m);
+    mutex_unlock(m);
     return v;
 }
 
