@@ -907,10 +907,13 @@ def build_run(
         "pmu": pmu,
         "timing": {
             "sample_period": period,
-            "exact_first": 256,
-            "method": "every section that waited, the first 256 of each site in each thread, "
+            "exact_first": main.header["exact_first"],
+            "sample_bias_ns": round(_ns(main.header["sample_bias"], pmain.hz), 1),
+            "method": "every section that waited, the first "
+            f"{main.header['exact_first']} of each site in each thread, "
             "all of a site with long sections, then 1 in sample_period of the uncontended ones "
-            "at random, the others estimated from those (their time on a CPU); counts are exact"
+            "at random, the others estimated from those (their time on a CPU, less "
+            "sample_bias_ns each: the sample's own extra clock reading); counts are exact"
             if period > 1
             else "every critical section timed",
             "waited_for_cpu_per_cpu_second": None

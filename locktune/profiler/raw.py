@@ -35,9 +35,10 @@ HEADER_NUMBERS = (
     "start_ticks start_mono_ns start_real_ns end_ticks end_mono_ns arena_used arena_committed "
     "nmodules nsites records free_records next_serial threads_created threads_live "
     "threads_max_live threads_untracked locks_untracked sites_overflow pmu_available "
-    "pmu_open_errno pmu_pfm_error pmu_type pmu_config pmu_thread_failures sample_period"
+    "pmu_open_errno pmu_pfm_error pmu_type pmu_config pmu_thread_failures sample_period "
+    "exact_first sample_bias"
 ).split()
-HEADER_RESERVED = 29
+HEADER_RESERVED = 27
 HEADER_STRINGS_AT = 8 + 8 * (len(HEADER_NUMBERS) + HEADER_RESERVED)  # 592, see layout.h
 
 SITE_FIELDS = (

@@ -248,10 +248,9 @@ LTP_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
         ltp_late_timed(t, h);
     }
     uint64_t t2 = h->random ? ltp_now_ordered() : ltp_now();
-    int waiters = ltp_mutex_has_waiters(m); /* read before the release: m may be freed after */
     int r = ltp_real.mutex_unlock(m);
     if (r == 0)
-        ltp_released(t, h, t2, waiters ? ltp_now() : ltp_took(t2), ltp_pmc(t));
+        ltp_released(t, h, t2, ltp_now(), ltp_pmc(t));
     return r;
 }
 
@@ -444,7 +443,7 @@ LTP_EXPORT int pthread_spin_unlock(pthread_spinlock_t *l)
     int r = ltp_real.spin_unlock(l);
     if (h) {
         if (r == 0)
-            ltp_released(t, h, t2, ltp_took(t2), ltp_pmc(t)); /* a store: nobody to wake */
+            ltp_released(t, h, t2, ltp_now(), ltp_pmc(t));
     } else {
         ltp_unheld(t);
     }

@@ -126,7 +126,9 @@ struct ltp_raw_header {
     uint64_t pmu_available, pmu_open_errno, pmu_pfm_error, pmu_type, pmu_config;
     uint64_t pmu_thread_failures; /* threads whose counter could not be opened */
     uint64_t sample_period;       /* 1: every section timed; N: see the file comment */
-    uint64_t reserved[29];
+    uint64_t exact_first;         /* LTP_EXACT_FIRST */
+    uint64_t sample_bias;         /* ticks taken out of each random sample (track.h) */
+    uint64_t reserved[27];
     char pmu_event[128];
     char pmu_reason[256];
     char exe[1024];

@@ -24,6 +24,7 @@
 __thread struct ltp_tls ltp_tls __attribute__((tls_model("initial-exec")));
 int ltp_alloc_lock;
 uint32_t ltp_sample_period = 1;
+uint64_t ltp_sample_bias;
 
 static struct ltp_raw_record *record_acquire(void)
 {

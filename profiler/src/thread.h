@@ -58,6 +58,7 @@ extern __thread struct ltp_tls ltp_tls __attribute__((tls_model("initial-exec"))
 
 extern int ltp_alloc_lock;         /* arena, thread records, slot chunks */
 extern uint32_t ltp_sample_period; /* 1: time every section (LOCKTUNE_PROF_SAMPLE) */
+extern uint64_t ltp_sample_bias;   /* ticks taken out of each random sample (track.h) */
 
 /* Make the calling thread ACTIVE if it can be; returns it, or NULL to pass through.
  * Also the entry point of the process-wide initialisation (prof.c). */

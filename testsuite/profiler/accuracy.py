@@ -16,9 +16,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from test_truth import CORPUS, MIN_SHARE, parse_truth
-
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # test_truth imports testsuite/conftest.py
+
+from test_truth import CORPUS, MIN_SHARE, parse_truth  # noqa: E402
 
 
 def main() -> int:
@@ -33,6 +34,7 @@ def main() -> int:
         check=True,
     )
     errs: dict[tuple[str, str], list[float]] = collections.defaultdict(list)
+    slow: dict[tuple[str, str], list[bool]] = collections.defaultdict(list)
     ranked: collections.Counter = collections.Counter()
     out = tmp / "profile.json"
     print(f"# {runs} runs, load average at start {os.getloadavg()}, {os.cpu_count()} CPUs")
@@ -60,17 +62,28 @@ def main() -> int:
             key = f"{mode}, {threads + 1} threads"
             for name, t in truth.items():
                 if t["cs_ns"] / life >= MIN_SHARE and name in rep:
-                    errs[(key, name)].append((rep[name]["cs_ns"] - t["cs_ns"]) / t["cs_ns"])
+                    err = (rep[name]["cs_ns"] - t["cs_ns"]) / t["cs_ns"]
+                    errs[(key, name)].append(err)
+                    # the truth's own slow releases (an unlock call preempted, in it or in
+                    # the program's clock readings around it): test_truth.py allows them
+                    slow[(key, name)].append(
+                        abs(rep[name]["cs_ns"] - t["cs_ns"])
+                        <= 0.03 * t["cs_ns"] + t["slow_release_ns"]
+                    )
             by_truth = sorted(truth, key=lambda k: -truth[k]["cs_ns"])
             by_profile = sorted(truth, key=lambda k: -rep[k]["cs_percent"] if k in rep else 0)
             ranked[key, by_truth == by_profile] += 1
-    print("program                lock    runs  mean error  worst error  within 3%")
+    print(
+        "program                lock    runs  mean error  worst error  within 3%"
+        "  within 3% + slow releases"
+    )
     for (key, name), e in sorted(errs.items()):
         within = sum(abs(x) <= 0.03 for x in e)
+        within_slow = sum(slow[key, name])
         worst = max(e, key=abs)
         print(
             f"{key:22} {name}  {len(e):4}  {sum(e) / len(e):+10.2%}  {worst:+11.2%}  "
-            f"{within:4}/{len(e)}"
+            f"{within:4}/{len(e)}  {within_slow:4}/{len(e)}"
         )
     right = sum(v for (k, ok), v in ranked.items() if ok)
     print(f"ranking right in {right} of {sum(ranked.values())} runs")
