@@ -909,6 +909,10 @@ def build_run(
             "sample_period": period,
             "exact_first": main.header["exact_first"],
             "sample_bias_ns": round(_ns(main.header["sample_bias"], pmain.hz), 1),
+            # sections that lost their CPU (preempted, migrated, signalled) are seen, timed,
+            # and never stand for the untimed ones (profiler/src/tripwire.h)
+            "lost_cpu_seen": bool(main.header["tripwire"]),
+            "lost_cpu_unseen_why": None if main.header["tripwire"] else main.tripwire_reason,
             "method": "every section that waited, the first "
             f"{main.header['exact_first']} of each site in each thread, "
             "all of a site with long sections, then 1 in sample_period of the uncontended ones "

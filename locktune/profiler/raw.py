@@ -36,9 +36,9 @@ HEADER_NUMBERS = (
     "nmodules nsites records free_records next_serial threads_created threads_live "
     "threads_max_live threads_untracked locks_untracked sites_overflow pmu_available "
     "pmu_open_errno pmu_pfm_error pmu_type pmu_config pmu_thread_failures sample_period "
-    "exact_first sample_bias"
+    "exact_first sample_bias tripwire"
 ).split()
-HEADER_RESERVED = 27
+HEADER_RESERVED = 26
 HEADER_STRINGS_AT = 8 + 8 * (len(HEADER_NUMBERS) + HEADER_RESERVED)  # 592, see layout.h
 
 SITE_FIELDS = (
@@ -132,6 +132,7 @@ class RawProfile:
     modules: list[Module]
     sites: list[Site]
     records: list[Record]
+    tripwire_reason: str = ""
 
     @property
     def pid(self) -> int:
@@ -207,6 +208,7 @@ def _parse(path: Path, buf) -> RawProfile:
     (cmdline_len,) = _words(buf, at + 1408, 1)
     cmd = bytes(buf[at + 1416 : at + 1416 + min(cmdline_len, 4096)])
     cmdline = [a.decode("utf-8", "replace") for a in cmd.split(b"\0")[:-1]] if cmd else []
+    tripwire_reason = _cstr(buf, at + 1416 + 4096, 256)
 
     modules = []
     for i in range(min(h["nmodules"], h["max_modules"])):
@@ -285,7 +287,9 @@ def _parse(path: Path, buf) -> RawProfile:
                     else:
                         acc[name] += v
         off = r["next"]
-    return RawProfile(path, h, exe, cmdline, pmu_event, pmu_reason, modules, sites, records)
+    return RawProfile(
+        path, h, exe, cmdline, pmu_event, pmu_reason, modules, sites, records, tripwire_reason
+    )
 
 
 def _callsites(buf, off: int, acc: dict) -> None:

@@ -238,6 +238,12 @@ def summary_lines(profile: dict, thresholds: dict) -> list[str]:
         if period and period > 1:
             line += f"; short uncontended sections timed 1 in {period}, counts exact"
         lines.append(line)
+        if period and period > 1 and timing.get("lost_cpu_seen") is False:
+            lines.append(
+                "timing       sections that lost their CPU are not seen "
+                f"({timing.get('lost_cpu_unseen_why')}): under load a preemption in one "
+                "sampled section counts for many; --sample 1 times every section"
+            )
     pmu = meta.get("pmu") or {}
     if pmu.get("available"):
         lines.append(f"counters     {pmu.get('event')}: misses per critical section measured")

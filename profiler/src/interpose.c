@@ -134,6 +134,7 @@ LTP_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
     struct ltp_raw_slot *s = ltp_slot_of(t, m, LTP_KIND_MUTEX, &e);
     if (__builtin_expect(!s, 0))
         return ltp_real.mutex_lock(m); /* untracked */
+    ltp_entry(t); /* did the section lose its CPU?  Asked at the release (tripwire.h) */
     int r, pick = ltp_mutex_word(m) == 0 ? ltp_sample(t, s) : LTP_TIMED_ALWAYS;
     if (__builtin_expect(!pick, 1)) {
         /* Free, and not sampled for timing (layout.h, "Timing").  One clock reading, kept:
@@ -236,8 +237,16 @@ LTP_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
     if (__builtin_expect(!h->timed, 1)) {
         if (__builtin_expect(!ltp_mutex_has_waiters(m), 1)) {
             int r = ltp_real.mutex_unlock(m);
-            if (r == 0)
+            if (__builtin_expect(r == 0 && !ltp_lost_cpu(t, h), 1)) {
                 ltp_pop(t, h, 0);
+            } else if (r == 0) {
+                /* It lost its CPU inside (tripwire.h): a preemption in a section is time the
+                 * lock was held, which the random samples must not stand for.  Timed after
+                 * all, from its entry's reading, to now. */
+                uint64_t t3 = ltp_now();
+                ltp_late_timed(t, h);
+                ltp_released(t, h, t3, t3, 0);
+            }
             return r;
         }
         /* Threads queued behind an untimed section: it may have been long (a preempted

@@ -128,12 +128,14 @@ struct ltp_raw_header {
     uint64_t sample_period;       /* 1: every section timed; N: see the file comment */
     uint64_t exact_first;         /* LTP_EXACT_FIRST */
     uint64_t sample_bias;         /* ticks taken out of each random sample (track.h) */
-    uint64_t reserved[27];
+    uint64_t tripwire;            /* 1: sections that lost their CPU are seen (tripwire.h) */
+    uint64_t reserved[26];
     char pmu_event[128];
     char pmu_reason[256];
     char exe[1024];
     uint64_t cmdline_len;
-    char cmdline[4096]; /* NUL-separated, as /proc/self/cmdline (truncated) */
+    char cmdline[4096];        /* NUL-separated, as /proc/self/cmdline (truncated) */
+    char tripwire_reason[256]; /* why there is no tripwire (tripwire.h), when there is none */
 };
 
 struct ltp_raw_module {

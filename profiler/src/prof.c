@@ -31,6 +31,7 @@
 #include "region.h"
 #include "sites.h"
 #include "spin.h"
+#include "tripwire.h"
 
 #define LTP_DEFAULT_SAMPLE 16
 
@@ -156,6 +157,9 @@ static void init_process(void)
     ltp_hdr()->exact_first = LTP_EXACT_FIRST;
     ltp_sample_bias = ltp_sample_period > 1 ? reading_cost(0) + reading_cost(1) : 0;
     ltp_hdr()->sample_bias = ltp_sample_bias;
+    const char *why;
+    ltp_hdr()->tripwire = ltp_tripwire_setup(&why) == 0;
+    snprintf(ltp_hdr()->tripwire_reason, sizeof ltp_hdr()->tripwire_reason, "%s", why);
     ltp_sites_setup();
     exit_key_ok = pthread_key_create(&exit_key, on_thread_exit) == 0;
     pthread_atfork(before_fork, after_fork_parent, after_fork_child);

@@ -20,6 +20,7 @@
 #include "prof.h"
 #include "sites.h"
 #include "spin.h"
+#include "tripwire.h"
 
 __thread struct ltp_tls ltp_tls __attribute__((tls_model("initial-exec")));
 int ltp_alloc_lock;
@@ -81,6 +82,8 @@ int ltp_thread_register(struct ltp_tls *t)
     t->depth = 0;
     t->countdown = ltp_sample_period;
     t->rng = 0;
+    t->tripwire = ltp_tripwire_thread();
+    t->switches = t->entry_switches = 0;
     r->tid = (uint64_t)syscall(SYS_gettid);
     r->start_ticks = r->last_ticks = ltp_now();
     t->pmu.fd = -1;

@@ -37,6 +37,7 @@ struct ltp_held {
     uint8_t contended;                 /* the acquisition waited */
     uint8_t remote;                    /* the lock came from another thread */
     uint8_t random;                    /* timed because picked at random (a fair sample) */
+    uint32_t switches;                 /* t->switches at the lock call's entry */
 };
 
 struct ltp_tls {
@@ -45,11 +46,14 @@ struct ltp_tls {
     struct ltp_raw_record *rec;
     struct ltp_raw_slot *chunk[LTP_CHUNKS]; /* rec->chunk as pointers: one load to a slot */
     uint64_t serial;
-    uint64_t outer_start; /* when depth went 0 -> 1, if that section is timed */
-    int outer_timed;      /* the outermost held section is timed... */
-    int outer_random;     /* ...because it was picked at random */
-    uint32_t countdown;   /* uncontended acquisitions until the next timed one */
-    uint32_t rng;         /* xorshift32 state for the countdown */
+    uint64_t outer_start;    /* when depth went 0 -> 1, if that section is timed */
+    int outer_timed;         /* the outermost held section is timed... */
+    int outer_random;        /* ...because it was picked at random */
+    uint32_t countdown;      /* uncontended acquisitions until the next timed one */
+    uint32_t rng;            /* xorshift32 state for the countdown */
+    uint64_t *tripwire;      /* this thread's rseq tripwire (tripwire.h), or NULL */
+    uint32_t switches;       /* times the tripwire was found tripped: CPU lost */
+    uint32_t entry_switches; /* switches at the entry of the lock call being made */
     struct ltp_pmu_thread pmu;
     struct ltp_held held[LTP_HELD_MAX];
 };

@@ -23,8 +23,30 @@
 #include "locktab.h"
 #include "prof.h"
 #include "thread.h"
+#include "tripwire.h"
 
 #define LTP_INLINE static inline __attribute__((always_inline))
+
+/* The thread's count of CPU losses (tripwire.h), brought up to date: read at a lock call's
+ * entry (ltp_entry) and at its release (ltp_lost_cpu). */
+LTP_INLINE uint32_t ltp_switches(struct ltp_tls *t)
+{
+    t->switches += (uint32_t)ltp_tripwire_check(t->tripwire);
+    return t->switches;
+}
+
+/* At a lock call's entry: what the section's held entry will compare its release with. */
+LTP_INLINE void ltp_entry(struct ltp_tls *t)
+{
+    t->entry_switches = ltp_switches(t);
+}
+
+/* 1 when h's thread lost its CPU (was switched out, migrated or signalled) between h's lock
+ * call and now.  Without a tripwire, never. */
+LTP_INLINE int ltp_lost_cpu(struct ltp_tls *t, const struct ltp_held *h)
+{
+    return ltp_switches(t) != h->switches;
+}
 
 LTP_INLINE uint64_t ltp_pmc(struct ltp_tls *t)
 {
@@ -134,6 +156,8 @@ LTP_INLINE struct ltp_held *ltp_push(struct ltp_tls *t, void *lock, struct ltp_r
     h->lock = lock;
     h->slot = s;
     h->callsite = c;
+    h->switches = t->entry_switches; /* ltp_entry: at the lock call's entry or, for the other
+                                      * acquisitions (ltp_acquired), at the acquisition */
     t->depth = d + 1;
     return h;
 }
@@ -221,6 +245,7 @@ LTP_INLINE struct ltp_raw_slot *ltp_acquired(struct ltp_tls *t, void *lock, int 
 {
     struct ltp_lockent *e;
     struct ltp_raw_slot *s = ltp_slot_of(t, lock, kind, &e);
+    ltp_entry(t); /* the section's CPU losses count from here (these are never samples) */
     if (__builtin_expect(s != NULL, 1))
         ltp_acquired_at(t, lock, s, e, shared, t0, t1, contended, pmc0, 0, ra);
     return s;
@@ -295,6 +320,14 @@ LTP_INLINE void ltp_released(struct ltp_tls *t, struct ltp_held *h, uint64_t t2,
     struct ltp_raw_callsite *c = h->callsite;
     uint64_t hold = ltp_elapsed(h->t1, t2, &r->clock_noise);
     uint64_t cs = ltp_elapsed(h->t0, t3, &r->clock_noise);
+    if (h->random && ltp_lost_cpu(t, h)) {
+        /* Preempted (or migrated, signalled) inside: the time is the lock's, and is counted
+         * as measured; but it must not stand for the untimed sections, multiplied by the
+         * period - those that lost their CPU are timed themselves (interpose.c). */
+        h->random = 0;
+        if (h == &t->held[0])
+            t->outer_random = 0;
+    }
     s->hold += hold;
     s->cs += cs;
     c->hold += hold;
@@ -310,13 +343,13 @@ LTP_INLINE void ltp_released(struct ltp_tls *t, struct ltp_held *h, uint64_t t2,
         c->hold_free += hold_s;
         c->cs_free += cs_s;
     }
-    if (__builtin_expect(cs >= LTP_OUTLIER_TICKS, 0))
-        ltp_outlier(s); /* a long or preempted section */
+    if (__builtin_expect(cs >= LTP_OUTLIER_TICKS, 0) && !(t->tripwire && ltp_lost_cpu(t, h)))
+        ltp_outlier(s); /* a long section (or, without a tripwire, a preempted one) */
     if (h->remote) {
         s->remote_acquisitions++;
         s->remote_hold += hold;
     }
-    if (pmc3)
+    if (pmc3 && h->pmc0) /* a section timed late has no reading at its start */
         s->misses += pmc3 - h->pmc0;
     ltp_pop(t, h, t3);
 }

@@ -29,6 +29,8 @@ than the tolerance.  Counts are exact.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from conftest import clean_env
 from proftools import PROGRAMS, build, profile
@@ -50,6 +52,7 @@ CORPUS = [
     ("preempted", 16, 500),
     ("preempted", 63, 300),
     ("rare", 1, 2000000),
+    ("sleepy", 1, 20000),
 ]
 
 
@@ -117,6 +120,17 @@ def test_times_match_the_programs_own_measure(
     assert life > 0 and set(truth) == {"lock_a", "lock_b"}
     errors, figures = compare(doc, life, truth, REL_WIDE if mode in ("short", "cond") else REL)
     assert not errors, "\n".join(errors + figures)
+    if mode == "sleepy":
+        # 20 sections in 20,000 sleep 1 ms holding the lock: about 80% of lock_a's time.
+        # Sampled, one in 16 of them used to be multiplied by 16 and the others lost (-80% to
+        # +50%, whatever the load); each is now seen to give up its CPU (tripwire.h) and is
+        # timed itself, while the site stays sampled.
+        timing = doc["meta"]["timing"]
+        assert timing["lost_cpu_seen"], timing["lost_cpu_unseen_why"]
+        a = {lk["site"]["symbol"]: lk for lk in doc["locks"]}["lock_a"]
+        assert a["timing"].startswith("sampled"), a["timing"]
+        allowed = REL * truth["lock_a"]["cs_ns"] + truth["lock_a"]["slow_release_ns"]
+        assert abs(a["cs_ns"] - truth["lock_a"]["cs_ns"]) <= allowed, figures
     if mode == "rare":
         # 100 sections of 60 us among 2 million short ones: sampled, each long one picked
         # counts like any sample (the estimate above is within REL), and the site is not
@@ -155,3 +169,22 @@ def test_a_slow_release_counts_in_the_section(run_locktune, truth_bin, tmp_path,
             f"{name} ({lk['timing']}): cs {lk['cs_ns'] / 1e6:.3f} ms, "
             f"true {t['cs_ns'] / 1e6:.3f} ms (allowed +-{allowed / 1e6:.3f})"
         )
+
+
+def test_without_rseq_the_report_says_lost_cpus_are_not_seen(run_locktune, truth_bin, tmp_path):
+    """Where glibc registered no restartable sequences the tripwire cannot work: the profile
+    says so, with the reason, and so does the report's terminal summary (sampled sections
+    then count a preemption in one of them for many)."""
+    env = clean_env(GLIBC_TUNABLES="glibc.pthread.rseq=0")
+    res, doc = profile(run_locktune, tmp_path, truth_bin, "short", "1", "2000", env=env)
+    assert res.returncode == 0, res.stderr
+    timing = doc["meta"]["timing"]
+    assert timing["lost_cpu_seen"] is False
+    assert "GLIBC_TUNABLES" in timing["lost_cpu_unseen_why"], timing
+    path = tmp_path / "norseq.json"
+    path.write_text(json.dumps(doc))
+    rep = run_locktune("report", str(path), check=True)
+    assert "sections that lost their CPU are not seen" in rep.stdout, rep.stdout
+    # with rseq (the default here) the same run sees them, and the summary is silent on it
+    res, doc = profile(run_locktune, tmp_path, truth_bin, "short", "1", "2000", env=clean_env())
+    assert doc["meta"]["timing"]["lost_cpu_seen"] is True, doc["meta"]["timing"]

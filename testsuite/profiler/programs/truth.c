@@ -21,6 +21,8 @@
  *   preempted  a: 2 us sections, b: ~300 ns ones, far more threads than CPUs
  *   rare       a: short sections, 1 in 20,000 of 60 us (rarer than preemptions are frequent
  *              on a loaded VM); b: short ones
+ *   sleepy     a: short sections, 1 in 1,000 sleeping 1 ms inside (a thread that gives up its
+ *              CPU holding the lock, as one preempted there does); b: short ones
  *
  * Output, after the run (all times in ns, sums over threads):
  *   truth life_ns L
@@ -266,6 +268,20 @@ static void *work(void *arg)
                 spin_ns(60000);
             else
                 spin_iter(100);
+            give(&t->a, &lock_a, o);
+            if (i % 4 == 0) {
+                o = take(&t->b, &lock_b);
+                spin_iter(100);
+                give(&t->b, &lock_b, o);
+            }
+        } else if (!strcmp(mode, "sleepy")) {
+            o = take(&t->a, &lock_a);
+            if (i % 1000 == 999) {
+                struct timespec nap = {0, 1000000};
+                nanosleep(&nap, NULL);
+            } else {
+                spin_iter(100);
+            }
             give(&t->a, &lock_a, o);
             if (i % 4 == 0) {
                 o = take(&t->b, &lock_b);
