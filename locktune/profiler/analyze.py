@@ -567,6 +567,9 @@ def _lock_entry(
         "owner_change_percent": round(100.0 * sl["owner_changes"] / exclusive, 3)
         if exclusive > 0
         else 0.0,
+        # sections whose thread lost its CPU inside (preempted, migrated, signalled), seen
+        # where meta.timing.lost_cpu_seen (profiler/src/tripwire.h)
+        "lost_cpu_sections": sl["lost_cpu"],
         "wait_ns": round(sl["wait"]),
         "wait_percent": round(100.0 * sl["wait"] / sl["cs"], 3) if sl["cs"] else 0.0,
         "hold_ns": round(sl["hold"]),

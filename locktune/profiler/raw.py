@@ -50,7 +50,8 @@ SLOT_FIELDS = (
     "thread_gen acquisitions contended timed hold cs long_cs remote_acquisitions "
     "remote_hold wait max_hold timed_free hold_free cs_free trylock_failures timeouts "
     "read_acquisitions cond_waits cond_wait misses threads owner_changes callsite_hint outliers "
-    "timed_waits signals broadcasts signals_unwaited broadcasts_unwaited max_cond_wait"
+    "timed_waits signals broadcasts signals_unwaited broadcasts_unwaited max_cond_wait "
+    "lost_cpu lost_hold"
 ).split()
 MAX_FIELDS = {
     "max_hold",

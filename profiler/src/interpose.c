@@ -134,8 +134,10 @@ LTP_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
     struct ltp_raw_slot *s = ltp_slot_of(t, m, LTP_KIND_MUTEX, &e);
     if (__builtin_expect(!s, 0))
         return ltp_real.mutex_lock(m); /* untracked */
-    ltp_entry(t); /* did the section lose its CPU?  Asked at the release (tripwire.h) */
-    int r, pick = ltp_mutex_word(m) == 0 ? ltp_sample(t, s) : LTP_TIMED_ALWAYS;
+    /* Did the section lose its CPU?  Asked at the release (tripwire.h).  One that starts
+     * right after the thread lost it finds cold caches: timed, not a sample. */
+    int cold = ltp_entry(t);
+    int r, pick = ltp_mutex_word(m) == 0 && !cold ? ltp_sample(t, s) : LTP_TIMED_ALWAYS;
     if (__builtin_expect(!pick, 1)) {
         /* Free, and not sampled for timing (layout.h, "Timing").  One clock reading, kept:
          * should the section turn out fought over (waiters at the acquisition or the
@@ -249,12 +251,17 @@ LTP_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
             }
             return r;
         }
-        /* Threads queued behind an untimed section: it may have been long (a preempted
-         * holder).  It is timed from its acquisition's reading (track.h, ltp_late_timed),
-         * and every section of the site from now on (ltp_sample): where threads queue, the
-         * waits cost far more than the clock. */
-        h->slot->long_cs = LTP_CS_LONG;
+        /* Threads queued behind an untimed section: it is timed after all, from its
+         * acquisition's reading (track.h, ltp_late_timed), and so are those that find the
+         * lock held (ltp_sample is not asked).  The site stays sampled: what is left to the
+         * estimate - sections that found the lock free, left it with nobody queued and kept
+         * their CPU - is what the random samples are (ltp_not_a_sample).  Until the CPU
+         * losses were seen (tripwire.h), one such section switched the site to timing every
+         * one, for fear of a preempted holder: at 2 threads on 2 CPUs every section of a
+         * contended lock was timed, which doubled its cost. */
         ltp_late_timed(t, h);
+    } else if (h->random && ltp_mutex_has_waiters(m)) {
+        ltp_not_a_sample(t, h); /* left with threads queued: not like the untimed ones */
     }
     uint64_t t2 = h->random ? ltp_now_ordered() : ltp_now();
     int r = ltp_real.mutex_unlock(m);

@@ -36,9 +36,12 @@
  * frequent (LTP_OUTLIERS_LONG of them, and one in LTP_OUTLIER_RATE random samples or more)
  * the site times every section from then on, so that a few long samples do not carry its
  * estimate; an interrupt or a preemption in a sampled short section now and then does not
- * switch it (track.h, ltp_outlier).  An untimed section found with threads queued behind it
- * (its holder may have been preempted) switches it at once: that section itself is timed
- * after all, from the one clock reading an untimed mutex acquisition keeps (its entry).
+ * switch it (track.h, ltp_outlier).  An untimed section found with threads queued behind it,
+ * or whose thread lost its CPU inside it (tripwire.h), is timed after all, from the one
+ * clock reading an untimed mutex acquisition keeps (its entry), and a random one of that kind
+ * is no sample; so is a section that starts right after its thread lost its CPU.  What is
+ * estimated is then exactly what is sampled: sections that found the lock free, kept their
+ * CPU and left it with nobody queued.
  * slot.timed counts the measured acquisitions, timed_free those picked at random; the
  * reader estimates the others from the random ones alone (the always-timed first ones are not a
  * fair sample: cold caches, page faults): cs = cs + (acquisitions - timed) * cs_free / timed_free.
@@ -199,7 +202,9 @@ struct ltp_raw_slot {
     uint64_t signals_unwaited;    /* ... that found no thread waiting (glibc's own test) */
     uint64_t broadcasts_unwaited;
     uint64_t max_cond_wait; /* longest wait, ticks */
-    uint64_t reserved2[2];
+    /* timed sections whose thread lost its CPU inside (tripwire.h), and their hold: a
+     * preemption is not a long section, so the long/short decision leaves them out */
+    uint64_t lost_cpu, lost_hold;
     /* then the places the lock is taken from (not for LTP_KIND_COND) */
     struct ltp_raw_callsite callsite[LTP_CALLSITES];
 };

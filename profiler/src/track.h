@@ -35,10 +35,14 @@ LTP_INLINE uint32_t ltp_switches(struct ltp_tls *t)
     return t->switches;
 }
 
-/* At a lock call's entry: what the section's held entry will compare its release with. */
-LTP_INLINE void ltp_entry(struct ltp_tls *t)
+/* At a lock call's entry: what the section's held entry will compare its release with.
+ * Returns 1 when the thread lost its CPU since its last lock call or release: the section
+ * about to start finds cold caches, as a thread's first ones do, and is no fair sample. */
+LTP_INLINE int ltp_entry(struct ltp_tls *t)
 {
+    uint32_t before = t->switches;
     t->entry_switches = ltp_switches(t);
+    return t->entry_switches != before;
 }
 
 /* 1 when h's thread lost its CPU (was switched out, migrated or signalled) between h's lock
@@ -89,11 +93,12 @@ LTP_INLINE struct ltp_raw_callsite *ltp_callsite(struct ltp_raw_slot *s, uint64_
  * then LTP_CS_LONG or LTP_CS_SHORT.  Every timed acquisition counts in slot.timed (trylocks,
  * waits, condition-wait returns too), so the decision is taken at the first sampling call
  * that finds timed >= LTP_EXACT_FIRST, never at an exact count that another path may step
- * over.  A site turns LTP_CS_LONG, and from then on every section is timed, as soon as a
- * timed section is held, or a random one lasts, LTP_OUTLIER_TICKS or longer (ltp_released: a
- * long section, or a preemption), or threads are found queued behind an untimed one, at its
- * acquisition or its release (its holder may have been preempted: pthread_mutex_unlock).
- * What is left to the estimate is short, on-CPU, uncontended sections. */
+ * over.  A site turns LTP_CS_LONG, and from then on every section is timed, when its first
+ * sections held the lock LTP_LONG_TICKS on average, or when long random samples are frequent
+ * (ltp_outlier).  Sections found fought over, or whose thread lost its CPU, are timed one by
+ * one (interpose.c, pthread_mutex_unlock) without switching the site: what is left to the
+ * estimate is short, on-CPU, uncontended sections, and the random samples are drawn from
+ * those alone (ltp_not_a_sample). */
 #define LTP_TIMED_ALWAYS 1
 #define LTP_TIMED_RANDOM 2
 LTP_INLINE int ltp_sample(struct ltp_tls *t, struct ltp_raw_slot *s)
@@ -101,7 +106,8 @@ LTP_INLINE int ltp_sample(struct ltp_tls *t, struct ltp_raw_slot *s)
     if (__builtin_expect(s->long_cs != LTP_CS_SHORT || ltp_sample_period == 1, 0)) {
         if (s->long_cs == LTP_CS_LONG || ltp_sample_period == 1 || s->timed < LTP_EXACT_FIRST)
             return LTP_TIMED_ALWAYS;
-        if (s->hold >= s->timed * LTP_LONG_TICKS) {
+        /* on-CPU holds only: one preemption among the first sections is no long section */
+        if (s->hold - s->lost_hold >= (s->timed - s->lost_cpu) * LTP_LONG_TICKS) {
             s->long_cs = LTP_CS_LONG; /* long sections: time them all */
             return LTP_TIMED_ALWAYS;
         }
@@ -286,6 +292,16 @@ LTP_INLINE uint64_t ltp_unbiased(uint64_t d)
     return d > ltp_sample_bias ? d - ltp_sample_bias : 0;
 }
 
+/* A random sample that turned out unlike the sections left untimed (it lost its CPU, or
+ * threads queued behind it: such untimed sections are timed too): it counts as measured,
+ * not as a sample. */
+LTP_INLINE void ltp_not_a_sample(struct ltp_tls *t, struct ltp_held *h)
+{
+    h->random = 0;
+    if (h == &t->held[0])
+        t->outer_random = 0;
+}
+
 /* Pop `h`; at depth 0, close the outermost section. */
 LTP_INLINE void ltp_pop(struct ltp_tls *t, struct ltp_held *h, uint64_t t3)
 {
@@ -320,13 +336,16 @@ LTP_INLINE void ltp_released(struct ltp_tls *t, struct ltp_held *h, uint64_t t2,
     struct ltp_raw_callsite *c = h->callsite;
     uint64_t hold = ltp_elapsed(h->t1, t2, &r->clock_noise);
     uint64_t cs = ltp_elapsed(h->t0, t3, &r->clock_noise);
-    if (h->random && ltp_lost_cpu(t, h)) {
+    int lost = ltp_lost_cpu(t, h);
+    if (__builtin_expect(lost, 0)) {
         /* Preempted (or migrated, signalled) inside: the time is the lock's, and is counted
          * as measured; but it must not stand for the untimed sections, multiplied by the
-         * period - those that lost their CPU are timed themselves (interpose.c). */
-        h->random = 0;
-        if (h == &t->held[0])
-            t->outer_random = 0;
+         * period - those that lost their CPU are timed themselves (interpose.c) - nor make
+         * the site look long (ltp_sample). */
+        s->lost_cpu++;
+        s->lost_hold += hold;
+        if (h->random)
+            ltp_not_a_sample(t, h);
     }
     s->hold += hold;
     s->cs += cs;
@@ -343,7 +362,7 @@ LTP_INLINE void ltp_released(struct ltp_tls *t, struct ltp_held *h, uint64_t t2,
         c->hold_free += hold_s;
         c->cs_free += cs_s;
     }
-    if (__builtin_expect(cs >= LTP_OUTLIER_TICKS, 0) && !(t->tripwire && ltp_lost_cpu(t, h)))
+    if (__builtin_expect(cs >= LTP_OUTLIER_TICKS, 0) && !lost)
         ltp_outlier(s); /* a long section (or, without a tripwire, a preempted one) */
     if (h->remote) {
         s->remote_acquisitions++;

@@ -73,6 +73,16 @@ def main() -> int:
             by_truth = sorted(truth, key=lambda k: -truth[k]["cs_ns"])
             by_profile = sorted(truth, key=lambda k: -rep[k]["cs_percent"] if k in rep else 0)
             ranked[key, by_truth == by_profile] += 1
+            if by_truth != by_profile:
+                print(
+                    f"# misranked: {key}: true "
+                    + ", ".join(f"{k} {truth[k]['cs_ns'] / 1e6:.2f} ms" for k in by_truth)
+                    + "; reported "
+                    + ", ".join(
+                        f"{k} {rep[k]['cs_ns'] / 1e6:.2f} ms" for k in by_profile if k in rep
+                    ),
+                    file=sys.stderr,
+                )
     print(
         "program                lock    runs  mean error  worst error  within 3%"
         "  within 3% + slow releases"
