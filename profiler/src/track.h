@@ -283,8 +283,8 @@ LTP_INLINE void ltp_outlier(struct ltp_raw_slot *s)
 
 /* A random sample stands for the untimed sections of its site, but makes more clock
  * readings inside its window than they do: its acquisition's second reading (ltp_took) and
- * its release's ordered one, where an untimed pair reads the clock once, at its entry.  One
- * ordered reading's cost (ltp_sample_bias, measured at start-up: prof.c) is taken out of
+ * its release's ordered one, where an untimed pair reads the clock once, at its entry.  What
+ * those two readings cost (ltp_sample_bias, measured at start-up: prof.c) is taken out of
  * each sample before it joins the estimate (the sample itself counts as measured).  Without
  * it, short sampled sections came out 8% high once their release was timed in full. */
 LTP_INLINE uint64_t ltp_unbiased(uint64_t d)
