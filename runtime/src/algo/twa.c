@@ -17,10 +17,20 @@
  *           kick slot(grant + LTT)  (then tell the waiter now LTT away to move up: an RMW
  *           that always changes the slot, and wakes it if it parked; being next in line, it
  *           then waits awake: lt_slot_wait parks only waiters more than one ticket away)
+ *           - under LT_WAIT_PARK only if ticket grant + LTT has been taken (see below)
  *
  * Sampling the slot before re-reading grant is what prevents a lost wake-up: an unlock that
  * lands between the two reads changes the slot after the sample.  The slot's value means
  * nothing; a change means "re-read grant".  Collisions only cost a spurious re-read.
+ *
+ * The paper kicks on every release, an RMW on a line of the shared array that made the
+ * uncontended pair cost 1.5x glibc's.  Under LT_WAIT_PARK the grant store is seq_cst already,
+ * and the unlocker then reads ticket (seq_cst): only a thread holding ticket grant + LTT can
+ * wait for that kick, and it took its ticket with a seq_cst RMW and reads grant seq_cst after
+ * it (a Dekker pair on ticket and grant).  Either the unlocker sees that ticket and kicks, or
+ * the waiter's grant reads come after the new grant in the single total order, so it finds
+ * itself LTT away or closer and never waits on the slot.  Under the spin policies the grant
+ * store is a release only, and the kick stays unconditional.
  *
  * Strict FIFO, like ticket.  Waiting: the lock's policy (wait.h), spin-then-park by default
  * (the paper spins; parking is its future work: the slots are futex words here, so a far
@@ -66,7 +76,7 @@ static __attribute__((noinline)) int twa_queue(lt_mutex_t *m, uint32_t tx, uint3
             /* acquire on the slot pairs with the unlocker's release kick: having seen the new
              * slot value, the re-read below sees the grant stored before it. */
             uint32_t u = __atomic_load_n(w, __ATOMIC_ACQUIRE);
-            dx = tx - __atomic_load_n(&l->grant, __ATOMIC_ACQUIRE);
+            dx = tx - __atomic_load_n(&l->grant, __ATOMIC_SEQ_CST); /* the Dekker pair (top) */
             if (dx <= TWA_LTT)
                 break;
             lt_slot_wait_change(w, u, p, &s, lt_site(m));
@@ -79,9 +89,10 @@ static __attribute__((noinline)) int twa_queue(lt_mutex_t *m, uint32_t tx, uint3
 static int twa_lock(lt_mutex_t *m)
 {
     struct twa_lock *l = LT_STATE(m, struct twa_lock);
-    /* relaxed: we are admitted by an acquire load of grant. */
-    uint32_t tx = __atomic_fetch_add(&l->ticket, 1, __ATOMIC_RELAXED);
-    uint32_t dx = tx - __atomic_load_n(&l->grant, __ATOMIC_ACQUIRE);
+    /* seq_cst, both: the waiter's half of the Dekker pair that lets twa_unlock skip its kick
+     * (above); on x86 the RMW is a locked instruction and the load a plain one either way. */
+    uint32_t tx = __atomic_fetch_add(&l->ticket, 1, __ATOMIC_SEQ_CST);
+    uint32_t dx = tx - __atomic_load_n(&l->grant, __ATOMIC_SEQ_CST);
     if (__builtin_expect(dx == 0, 1))
         return lt_acquired(m);
     return twa_queue(m, tx, dx);
@@ -113,13 +124,17 @@ static int twa_unlock(lt_mutex_t *m)
     if (lt_wait_of(m) == LT_WAIT_PARK) {
         __atomic_store_n(&l->grant, k, __ATOMIC_SEQ_CST);
         lt_slot_kick_if_parked(lt_slot(l, k)); /* k's waiter, should it sleep */
+        /* seq_cst: the unlocker's half of the Dekker pair (top).  Ticket k + LTT not taken:
+         * whoever takes it will see grant k, and nobody waits on the slot for it. */
+        if (__atomic_load_n(&l->ticket, __ATOMIC_SEQ_CST) - k <= TWA_LTT)
+            return 0;
     } else {
         __atomic_store_n(&l->grant, k, __ATOMIC_RELEASE);
     }
     /* release (the kick's RMW): a waiter that sees the new slot value sees the new grant.  Off
-     * the critical path (the successor already owns the lock), and never skipped, even when
-     * nobody seemed to wait: a waiter that took ticket k + LTT just now may already wait on
-     * this slot. */
+     * the critical path (the successor already owns the lock).  Under the spin policies never
+     * skipped, even when nobody seemed to wait: a waiter that took ticket k + LTT just now may
+     * already wait on this slot. */
     lt_slot_kick(lt_slot(l, k + TWA_LTT));
     return 0;
 }
