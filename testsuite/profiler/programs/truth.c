@@ -175,6 +175,16 @@ static void counted(struct acc *a, pthread_mutex_t *m)
         a->n++;
 }
 
+/* Every fourth iteration, a short section of lock b: `iters` turns of spin_iter. */
+static void short_b(struct thr *t, long i, int iters)
+{
+    if (i % 4 == 0) {
+        struct open o = take(&t->b, &lock_b);
+        spin_iter(iters);
+        give(&t->b, &lock_b, o);
+    }
+}
+
 static void *work(void *arg)
 {
     struct thr *t = arg;
@@ -206,11 +216,7 @@ static void *work(void *arg)
                 spin_ns(3000);
             }
             give(&t->a, &lock_a, o);
-            if (i % 4 == 0) {
-                o = take(&t->b, &lock_b);
-                spin_iter(50);
-                give(&t->b, &lock_b, o);
-            }
+            short_b(t, i, 50);
             spin_ns(producer ? 4000 : 1000);
         }
         t->life = now() - start;
@@ -231,11 +237,7 @@ static void *work(void *arg)
             o = take(&t->a, &lock_a);
             spin_iter(150);
             give(&t->a, &lock_a, o);
-            if (i % 4 == 0) {
-                o = take(&t->b, &lock_b);
-                spin_iter(300);
-                give(&t->b, &lock_b, o);
-            }
+            short_b(t, i, 300);
             spin_iter(300);
         } else if (!strcmp(mode, "mixed")) {
             o = take(&t->a, &lock_a);
@@ -269,11 +271,7 @@ static void *work(void *arg)
             else
                 spin_iter(100);
             give(&t->a, &lock_a, o);
-            if (i % 4 == 0) {
-                o = take(&t->b, &lock_b);
-                spin_iter(100);
-                give(&t->b, &lock_b, o);
-            }
+            short_b(t, i, 100);
         } else if (!strcmp(mode, "sleepy")) {
             o = take(&t->a, &lock_a);
             if (i % 1000 == 999) {
@@ -283,11 +281,7 @@ static void *work(void *arg)
                 spin_iter(100);
             }
             give(&t->a, &lock_a, o);
-            if (i % 4 == 0) {
-                o = take(&t->b, &lock_b);
-                spin_iter(100);
-                give(&t->b, &lock_b, o);
-            }
+            short_b(t, i, 100);
         } else if (!strcmp(mode, "preempted")) {
             o = take(&t->a, &lock_a);
             spin_ns(2000);
