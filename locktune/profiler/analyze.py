@@ -920,7 +920,7 @@ def build_run(
             f"{main.header['exact_first']} of each site in each thread, "
             "all of a site with long sections, then 1 in sample_period of the uncontended ones "
             "at random, the others estimated from those (their time on a CPU, less "
-            "sample_bias_ns each: the sample's own extra clock reading); counts are exact"
+            "sample_bias_ns each: the sample's own two extra clock readings); counts are exact"
             if period > 1
             else "every critical section timed",
             "waited_for_cpu_per_cpu_second": None
