@@ -1,7 +1,8 @@
 /*
  * config.c - per-site configuration: tables registered by locktune_config.h, and the
- * environment (LOCKTUNE_ALGO, LOCKTUNE_STATS, LOCKTUNE_SPIN_NS, LOCKTUNE_SERVERS, then each
- * algorithm's own variables through its configure hook) read once at start-up.
+ * environment (LOCKTUNE_ALGO, LOCKTUNE_STATS, LOCKTUNE_SPIN_NS, LOCKTUNE_GATE_TURN_NS,
+ * LOCKTUNE_SERVERS, then each algorithm's own variables through its configure hook) read once at
+ * start-up.
  *
  * Tables are registered from constructors, before main() and normally before any lock is
  * used; lookups afterwards are read-only.  The environment is read by the runtime's own
@@ -23,6 +24,7 @@
 
 #include "algo.h"
 #include "config.h"
+#include "gate.h"
 #include "stats.h"
 #include "wait.h"
 
@@ -300,6 +302,18 @@ static void parse_spin(const char *value)
     lt_wait_set_budget(ns, "LOCKTUNE_SPIN_NS");
 }
 
+static void parse_gate_turn(const char *value)
+{
+    char *end;
+    errno = 0;
+    unsigned long long ns = strtoull(value, &end, 10);
+    if (*value == '\0' || *end != '\0' || errno || ns == 0 || ns > 60000000000ull || *value == '-')
+        lt_config_fatal("LOCKTUNE_GATE_TURN_NS='%s': expected a patience per passive waiter in "
+                        "nanoseconds, 1 to 60000000000",
+                        value);
+    lt_gate_set_turn(ns);
+}
+
 static void parse_stats(const char *value)
 {
     char dir[PATH_MAX];
@@ -401,6 +415,8 @@ static void init_env(void)
         parse_servers(v);
     if ((v = getenv("LOCKTUNE_SPIN_NS")) && *v)
         parse_spin(v);
+    if ((v = getenv("LOCKTUNE_GATE_TURN_NS")) && *v)
+        parse_gate_turn(v);
     if ((v = getenv("LOCKTUNE_STATS")) && *v) /* empty: unset, as for the others */
         parse_stats(v);
     for (unsigned i = 0; i < lt_nalgos; i++)

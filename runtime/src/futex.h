@@ -27,6 +27,13 @@ static inline int lt_futex_wait(uint32_t *addr, uint32_t val, const struct times
     return r == 0 ? 0 : errno;
 }
 
+/* Wake up to n threads sleeping on addr; how many it woke (0 on error). */
+static inline int lt_futex_wake_count(uint32_t *addr, int n)
+{
+    long r = syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+    return r > 0 ? (int)r : 0;
+}
+
 /* Wake up to n threads sleeping on addr. */
 static inline void lt_futex_wake(uint32_t *addr, int n)
 {

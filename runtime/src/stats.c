@@ -234,6 +234,8 @@ static void write_site(FILE *f, int first, int id, const struct counters *c)
         {LT_STAT_AUTO_TO_BARGE, "switches_to_barge"},
         {LT_STAT_AUTO_FENCED, "fenced"},
         {LT_STAT_AUTO_UNFENCED, "unfenced"},
+        {LT_STAT_GATED, "gated"},
+        {LT_STAT_GATE_TURNS, "gate_turns"},
     };
     int n = 0;
     for (unsigned i = 0; i < sizeof extra / sizeof extra[0]; i++)

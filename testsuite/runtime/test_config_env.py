@@ -163,6 +163,8 @@ def test_static_library_reads_environment(tmp_path, native_dir):
         ("LOCKTUNE_ALGO", "default=nope:spin", ["unknown algorithm 'nope'"]),
         ("LOCKTUNE_SPIN_NS", "fast", ["expected a spin budget in nanoseconds"]),
         ("LOCKTUNE_SPIN_NS", "0", ["expected a spin budget in nanoseconds"]),
+        ("LOCKTUNE_GATE_TURN_NS", "soon", ["expected a patience per passive waiter"]),
+        ("LOCKTUNE_GATE_TURN_NS", "-5", ["expected a patience per passive waiter"]),
         ("LOCKTUNE_STATS", "/nonexistent/dir/stats.json", ["directory /nonexistent/dir"]),
     ],
 )

@@ -10,7 +10,8 @@
  *
  *   node.state: HELD while its thread waits or holds, FREE once it unlocks; PARKED while the
  *               successor sleeps on it (wait.h's values: HELD is LT_WAITING, FREE a grant)
- *   lock:   node.state = HELD; pred = XCHG(tail, node)       (acq_rel)
+ *   lock:   node.state = HELD; CAS(tail, NULL -> node): owner.  Else, past the admission
+ *           gate (gate.h, under LT_WAIT_PARK): pred = XCHG(tail, node)       (acq_rel)
  *           pred == NULL: owner.  Else wait until pred.state == FREE (acquire; lt_wait_word,
  *           which may move it HELD -> PARKED and sleep); pred is ours now.
  *   unlock: CAS(tail, node -> NULL) succeeds: free, the node is ours again.   (release)
@@ -25,9 +26,13 @@
  * when threads outnumber CPUs.  The FUTEX_WAKE after the exchange may reach a node the
  * successor has already taken back into its pool: a spurious wake-up of whoever waits there
  * next, which re-checks its word (futex.h).
- * State: 16 bytes (tail, holder's node) + a 128-byte node per thread per lock held or awaited.
+ * Under LT_WAIT_PARK the admission gate (gate.h) keeps all but CPUs - 1 waiters asleep outside
+ * the queue; an unlock that frees the lock wakes a passive waiter.
+ * State: 32 bytes (tail, holder's node, the gate) + a 128-byte node per thread per lock held
+ * or awaited.
  */
 #include "../algo.h"
+#include "../gate.h"
 #include "../qnode.h"
 
 enum { CLH_HELD = LT_WAITING, CLH_FREE = LT_GRANTED };
@@ -35,6 +40,7 @@ enum { CLH_HELD = LT_WAITING, CLH_FREE = LT_GRANTED };
 struct clh_lock {
     struct lt_qnode *tail;
     struct lt_qnode *owner; /* the holder's node (atomic, relaxed) */
+    struct lt_gate gate;
 };
 LT_STATE_FITS(struct clh_lock);
 
@@ -49,27 +55,42 @@ static int clh_destroy(lt_mutex_t *m)
     return __atomic_load_n(&LT_STATE(m, struct clh_lock)->tail, __ATOMIC_RELAXED) ? EBUSY : 0;
 }
 
-static __attribute__((noinline)) int clh_wait(lt_mutex_t *m, struct lt_qnode *n,
-                                              struct lt_qnode *pred)
+/* The gate's test (gate.h): seq_cst, the passive waiter's half of its Dekker pair. */
+static bool clh_free(lt_mutex_t *m)
 {
+    return __atomic_load_n(&LT_STATE(m, struct clh_lock)->tail, __ATOMIC_SEQ_CST) == NULL;
+}
+
+static __attribute__((noinline)) int clh_lock_slow(lt_mutex_t *m, struct lt_qnode *n)
+{
+    struct clh_lock *l = LT_STATE(m, struct clh_lock);
+    enum lt_wait_policy p = lt_wait_of(m);
     lt_contended(m);
-    /* acquire (lt_wait_word): pairs with the predecessor's release of FREE (its section). */
-    lt_wait_word(&pred->state, lt_wait_of(m), lt_site(m));
-    lt_qnode_put(pred); /* nobody else refers to it any more */
-    __atomic_store_n(&LT_STATE(m, struct clh_lock)->owner, n, __ATOMIC_RELAXED);
+    lt_gate_enter(&l->gate, m, p, clh_free);
+    /* acq_rel: release publishes state = HELD to our successor before it can read it;
+     * acquire takes over the queue from the previous tail. */
+    struct lt_qnode *pred = __atomic_exchange_n(&l->tail, n, __ATOMIC_ACQ_REL);
+    if (pred) {
+        /* acquire (lt_wait_word): pairs with the predecessor's release of FREE (its section). */
+        lt_wait_word(&pred->state, p, lt_site(m));
+        lt_qnode_put(pred); /* nobody else refers to it any more */
+    }
+    lt_gate_acquired(&l->gate, p);
+    __atomic_store_n(&l->owner, n, __ATOMIC_RELAXED);
     return lt_acquired(m);
 }
 
 static int clh_lock(lt_mutex_t *m)
 {
     struct clh_lock *l = LT_STATE(m, struct clh_lock);
-    struct lt_qnode *n = lt_qnode_get();
+    struct lt_qnode *n = lt_qnode_get(), *none = NULL;
     __atomic_store_n(&n->state, CLH_HELD, __ATOMIC_RELAXED);
-    /* acq_rel: release publishes state = HELD to our successor before it can read it;
-     * acquire takes over the queue from the previous tail. */
-    struct lt_qnode *pred = __atomic_exchange_n(&l->tail, n, __ATOMIC_ACQ_REL);
-    if (__builtin_expect(pred != NULL, 0))
-        return clh_wait(m, n, pred);
+    /* A free lock is taken by CAS rather than XCHG, so that a waiter passes the gate before
+     * it queues.  acq_rel: as the XCHG below. */
+    if (__builtin_expect(
+            !__atomic_compare_exchange_n(&l->tail, &none, n, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED),
+            0))
+        return clh_lock_slow(m, n);
     __atomic_store_n(&l->owner, n, __ATOMIC_RELAXED);
     return lt_acquired(m);
 }
@@ -96,10 +117,14 @@ static int clh_unlock(lt_mutex_t *m)
 {
     struct clh_lock *l = LT_STATE(m, struct clh_lock);
     struct lt_qnode *n = __atomic_load_n(&l->owner, __ATOMIC_RELAXED), *expected = n;
-    /* release: the next XCHG on tail (acquire) sees our critical section. */
-    if (__atomic_compare_exchange_n(&l->tail, &expected, NULL, 0, __ATOMIC_RELEASE,
+    /* release: the next XCHG on tail (acquire) sees our critical section; seq_cst: then the
+     * gate's passive count is read, the releaser's half of gate.h's Dekker pair (on x86-64 the
+     * same locked instruction). */
+    if (__atomic_compare_exchange_n(&l->tail, &expected, NULL, 0, __ATOMIC_SEQ_CST,
                                     __ATOMIC_RELAXED)) {
         lt_qnode_put(n);
+        lt_gate_idle(&l->gate, m,
+                     clh_free); /* the lock is idle: bring in a passive waiter, if any */
         return 0;
     }
     lt_stat(lt_site(m), LT_STAT_HANDOVERS);
@@ -119,12 +144,14 @@ static void clh_fork_child(lt_mutex_t *m, int held)
     struct clh_lock *l = LT_STATE(m, struct clh_lock);
     struct lt_qnode *n = held ? __atomic_load_n(&l->owner, __ATOMIC_RELAXED) : NULL;
     __atomic_store_n(&l->tail, n, __ATOMIC_RELAXED);
+    lt_gate_fork_child(&l->gate);
 }
 
 const struct lt_algo lt_algo_clh = {
     .name = "clh",
     .caps = LT_CAP_SUPPORTS_COND | LT_CAP_FIFO | LT_CAP_BLOCKING,
-    .counts = LT_STAT_BIT(LT_STAT_PARKED) | LT_STAT_BIT(LT_STAT_HANDOVERS),
+    .counts = LT_STAT_BIT(LT_STAT_PARKED) | LT_STAT_BIT(LT_STAT_HANDOVERS) |
+              LT_STAT_BIT(LT_STAT_GATED) | LT_STAT_BIT(LT_STAT_GATE_TURNS),
     .size = sizeof(struct clh_lock),
     .wait = "on predecessor's node, by the lock's policy (default spin-then-park)",
     .waits = LT_WAIT_BIT(LT_WAIT_SPIN) | LT_WAIT_BIT(LT_WAIT_PARK) | LT_WAIT_BIT(LT_WAIT_YIELD),

@@ -7,6 +7,8 @@
  * (thread.h): one per lock held or awaited.
  *
  *   lock:   node.next = NULL, node.state = WAITING
+ *           CAS(tail, NULL -> node): owner.  Else, past the admission gate (gate.h, under
+ *           LT_WAIT_PARK):
  *           pred = XCHG(tail, node)              (acq_rel: we publish our node, and take over
  *           pred == NULL: owner                   the queue from the previous tail)
  *           else: pred.next = node; spin until node.state == GRANTED
@@ -32,13 +34,19 @@
  * grants with a plain release store (the waiter never parks).  Parked, a hand-over costs a
  * wake-up, but the holder is never kept off a CPU by spinners (mcstp skips descheduled
  * waiters; mcscr keeps the queue short).
- * State: 16 bytes (tail, holder's node) + a 128-byte node per thread per lock held or awaited.
+ * Under LT_WAIT_PARK the admission gate (gate.h) keeps all but CPUs - 1 waiters asleep outside
+ * the queue, so the hand-over goes to a running waiter; an unlock that frees the lock wakes a
+ * passive waiter.
+ * State: 32 bytes (tail, holder's node, the gate) + a 128-byte node per thread per lock held
+ * or awaited.
  * The queue operations are mcs_core.h's, shared with mcstp and mcscr.
  */
+#include "../gate.h"
 #include "mcs_core.h"
 
 struct mcs_lock {
     struct mcs_core q;
+    struct lt_gate gate;
 };
 LT_STATE_FITS(struct mcs_lock);
 
@@ -53,13 +61,25 @@ static int mcs_destroy(lt_mutex_t *m)
     return mcs_core_busy(&LT_STATE(m, struct mcs_lock)->q) ? EBUSY : 0;
 }
 
-static __attribute__((noinline)) int mcs_wait(lt_mutex_t *m, struct lt_qnode *n,
-                                              struct lt_qnode *pred)
+/* The gate's test (gate.h): seq_cst, the passive waiter's half of its Dekker pair. */
+static bool mcs_free(lt_mutex_t *m)
 {
+    return __atomic_load_n(&LT_STATE(m, struct mcs_lock)->q.tail, __ATOMIC_SEQ_CST) == NULL;
+}
+
+static __attribute__((noinline)) int mcs_lock_slow(lt_mutex_t *m, struct lt_qnode *n)
+{
+    struct mcs_lock *l = LT_STATE(m, struct mcs_lock);
+    enum lt_wait_policy p = lt_wait_of(m);
     lt_contended(m);
-    mcs_link(pred, n);
-    lt_wait_word(&n->state, lt_wait_of(m), lt_site(m));
-    mcs_set_owner(&LT_STATE(m, struct mcs_lock)->q, n);
+    lt_gate_enter(&l->gate, m, p, mcs_free);
+    struct lt_qnode *pred = mcs_enqueue(&l->q, n);
+    if (pred) {
+        mcs_link(pred, n);
+        lt_wait_word(&n->state, p, lt_site(m));
+    }
+    lt_gate_acquired(&l->gate, p);
+    mcs_set_owner(&l->q, n);
     return lt_acquired(m);
 }
 
@@ -67,9 +87,10 @@ static int mcs_lock(lt_mutex_t *m)
 {
     struct mcs_lock *l = LT_STATE(m, struct mcs_lock);
     struct lt_qnode *n = mcs_fresh_node();
-    struct lt_qnode *pred = mcs_enqueue(&l->q, n);
-    if (__builtin_expect(pred != NULL, 0))
-        return mcs_wait(m, n, pred);
+    /* A free lock is taken by CAS rather than XCHG, so that a waiter passes the gate before
+     * it queues. */
+    if (__builtin_expect(!mcs_try_enter(&l->q, n), 0))
+        return mcs_lock_slow(m, n);
     mcs_set_owner(&l->q, n);
     return lt_acquired(m);
 }
@@ -119,6 +140,8 @@ static int mcs_unlock(lt_mutex_t *m)
     struct lt_qnode *succ = mcs_next(n);
     if (__builtin_expect(!succ, 1) && mcs_leave_if_last(&l->q, n)) {
         lt_qnode_put(n);
+        lt_gate_idle(&l->gate, m,
+                     mcs_free); /* the lock is idle: bring in a passive waiter, if any */
         return 0;
     }
     return mcs_handover(m, n, succ);
@@ -127,12 +150,14 @@ static int mcs_unlock(lt_mutex_t *m)
 static void mcs_fork_child(lt_mutex_t *m, int held)
 {
     mcs_core_fork_child(&LT_STATE(m, struct mcs_lock)->q, held);
+    lt_gate_fork_child(&LT_STATE(m, struct mcs_lock)->gate);
 }
 
 const struct lt_algo lt_algo_mcs = {
     .name = "mcs",
     .caps = LT_CAP_SUPPORTS_COND | LT_CAP_FIFO | LT_CAP_BLOCKING,
-    .counts = LT_STAT_BIT(LT_STAT_PARKED) | LT_STAT_BIT(LT_STAT_HANDOVERS),
+    .counts = LT_STAT_BIT(LT_STAT_PARKED) | LT_STAT_BIT(LT_STAT_HANDOVERS) |
+              LT_STAT_BIT(LT_STAT_GATED) | LT_STAT_BIT(LT_STAT_GATE_TURNS),
     .size = sizeof(struct mcs_lock),
     .wait = "on own node, by the lock's policy (default spin-then-park)",
     .waits = LT_WAIT_BIT(LT_WAIT_SPIN) | LT_WAIT_BIT(LT_WAIT_PARK) | LT_WAIT_BIT(LT_WAIT_YIELD),

@@ -16,7 +16,8 @@
  *
  * Memory order, once for all three: the XCHG and the CASes that take the queue are acq_rel -
  * release publishes our node's initialisation to whoever links to it, acquire takes over the
- * queue (and, when it was empty, the last holder's writes); leaving is a release CAS (the next
+ * queue (and, when it was empty, the last holder's writes); leaving is a release CAS (seq_cst:
+ * mcs's admission gate reads its passive count next; the next
  * XCHG, acquire, sees the critical section); a successor's link is a release store that the
  * holder reads with acquire before writing its node.
  */
@@ -75,11 +76,13 @@ static inline struct lt_qnode *mcs_next(struct lt_qnode *n)
     return __atomic_load_n(&n->next, __ATOMIC_ACQUIRE);
 }
 
-/* The holder's node n is the last: free the lock.  False when a waiter arrived. */
+/* The holder's node n is the last: free the lock.  False when a waiter arrived.  seq_cst
+ * (release would do for the lock itself): mcs's gate reads its passive count next, the
+ * releaser's half of gate.h's Dekker pair; on x86-64 the same locked instruction either way. */
 static inline bool mcs_leave_if_last(struct mcs_core *c, struct lt_qnode *n)
 {
     struct lt_qnode *expected = n;
-    return __atomic_compare_exchange_n(&c->tail, &expected, NULL, 0, __ATOMIC_RELEASE,
+    return __atomic_compare_exchange_n(&c->tail, &expected, NULL, 0, __ATOMIC_SEQ_CST,
                                        __ATOMIC_RELAXED);
 }
 

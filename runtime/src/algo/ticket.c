@@ -4,7 +4,9 @@
  *   next:  the next ticket to hand out     owner: the ticket being served
  *   free iff next == owner;  waiters = next - owner - 1
  *
- *   lock:   t = FETCH_ADD(next, 1); spin until owner == t (acquire)
+ *   lock:   free (next == owner): CAS(next, owner -> owner + 1): owner
+ *           else (past the admission gate, gate.h, under LT_WAIT_PARK):
+ *           t = FETCH_ADD(next, 1); spin until owner == t (acquire)
  *   unlock: owner = owner + 1 (release store; only the holder writes owner)
  *
  * Strict FIFO: the doorway (the fetch-and-add) is wait-free and fixes the order.  Every waiter
@@ -26,12 +28,17 @@
  * release hands it the lock, mutex.c) and cannot be skipped: the hand-over to a parked waiter
  * costs a wake-up.  `ticket:spin` (plain release store to unlock) hands the lock to
  * descheduled waiters in turn when threads outnumber CPUs, and throughput collapses.
- * State: 8 bytes.
+ * Under LT_WAIT_PARK the admission gate (gate.h) keeps all but CPUs - 1 waiters asleep outside
+ * the queue, before they take a ticket: the hand-over then goes to a running waiter, and an
+ * unlock that leaves the lock free (next == o) wakes a passive waiter.
+ * State: 20 bytes (next, owner, and the gate's 12).
  */
 #include "../algo.h"
+#include "../gate.h"
 
 struct ticket_lock {
     uint32_t next, owner;
+    struct lt_gate gate;
 };
 LT_STATE_FITS(struct ticket_lock);
 
@@ -50,22 +57,39 @@ static int ticket_destroy(lt_mutex_t *m)
                : 0;
 }
 
-static __attribute__((noinline)) int ticket_wait(lt_mutex_t *m, uint32_t t)
+/* The gate's test (gate.h): seq_cst, the passive waiter's half of its Dekker pair. */
+static bool ticket_free(lt_mutex_t *m)
 {
     struct ticket_lock *l = LT_STATE(m, struct ticket_lock);
+    return __atomic_load_n(&l->owner, __ATOMIC_SEQ_CST) ==
+           __atomic_load_n(&l->next, __ATOMIC_SEQ_CST);
+}
+
+static __attribute__((noinline)) int ticket_lock_slow(lt_mutex_t *m)
+{
+    struct ticket_lock *l = LT_STATE(m, struct ticket_lock);
+    enum lt_wait_policy p = lt_wait_of(m);
     lt_contended(m);
-    lt_slot_wait(&l->owner, t, l, lt_wait_of(m), lt_site(m)); /* acquire on owner */
+    lt_gate_enter(&l->gate, m, p, ticket_free);
+    /* relaxed: ordering comes from the acquire load of owner that admits us. */
+    uint32_t t = __atomic_fetch_add(&l->next, 1, __ATOMIC_RELAXED);
+    lt_slot_wait(&l->owner, t, l, p, lt_site(m)); /* acquire on owner */
+    lt_gate_acquired(&l->gate, p);
     return lt_acquired(m);
 }
 
 static int ticket_lock(lt_mutex_t *m)
 {
     struct ticket_lock *l = LT_STATE(m, struct ticket_lock);
-    /* relaxed: ordering comes from the acquire load of owner that admits us. */
-    uint32_t t = __atomic_fetch_add(&l->next, 1, __ATOMIC_RELAXED);
-    if (__builtin_expect(__atomic_load_n(&l->owner, __ATOMIC_ACQUIRE) == t, 1))
+    /* A free lock (next == owner) is taken by CAS, as trylock does, so that a waiter passes the
+     * gate before it takes a ticket (a ticket cannot be given back).  acquire: pairs with the
+     * previous holder's release of owner. */
+    uint32_t o = __atomic_load_n(&l->owner, __ATOMIC_ACQUIRE), t = o;
+    if (__builtin_expect(
+            __atomic_compare_exchange_n(&l->next, &t, o + 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED),
+            1))
         return lt_acquired(m);
-    return ticket_wait(m, t);
+    return ticket_lock_slow(m);
 }
 
 static int ticket_trylock(lt_mutex_t *m)
@@ -107,6 +131,9 @@ static int ticket_unlock(lt_mutex_t *m)
     __atomic_store_n(&l->owner, o, __ATOMIC_SEQ_CST);
     lt_slot_kick_if_parked(lt_slot(l, o));     /* o's waiter, should it sleep */
     lt_slot_kick_if_parked(lt_slot(l, o + 1)); /* now next in line: wake it ahead */
+    /* The gate (gate.h): passive waiters and nobody holds ticket o - the lock is idle. */
+    if (lt_gate_passive(&l->gate) && __atomic_load_n(&l->next, __ATOMIC_SEQ_CST) == o)
+        lt_gate_wake(&l->gate, m, ticket_free);
     return 0;
 }
 
@@ -117,12 +144,14 @@ static void ticket_fork_child(lt_mutex_t *m, int held)
     struct ticket_lock *l = LT_STATE(m, struct ticket_lock);
     uint32_t o = __atomic_load_n(&l->owner, __ATOMIC_RELAXED);
     __atomic_store_n(&l->next, held ? o + 1 : o, __ATOMIC_RELAXED);
+    lt_gate_fork_child(&l->gate);
 }
 
 const struct lt_algo lt_algo_ticket = {
     .name = "ticket",
     .caps = LT_CAP_SUPPORTS_COND | LT_CAP_FIFO | LT_CAP_BLOCKING,
-    .counts = LT_STAT_BIT(LT_STAT_PARKED) | LT_STAT_BIT(LT_STAT_HANDOVERS),
+    .counts = LT_STAT_BIT(LT_STAT_PARKED) | LT_STAT_BIT(LT_STAT_HANDOVERS) |
+              LT_STAT_BIT(LT_STAT_GATED) | LT_STAT_BIT(LT_STAT_GATE_TURNS),
     .size = sizeof(struct ticket_lock),
     .wait = "on the lock (parked: on its ticket's slot), by the lock's policy (default "
             "spin-then-park)",

@@ -7,7 +7,9 @@
  * the immediate successor) spin on `grant`.  The hand-over store therefore invalidates one waiter's
  * line, not every waiter's.
  *
- *   lock:   tx = FETCH_ADD(ticket, 1); dx = tx - grant
+ *   lock:   free (ticket == grant): CAS(ticket, grant -> grant + 1): owner.  Else, past the
+ *           admission gate under LT_WAIT_PARK (gate.h):
+ *           tx = FETCH_ADD(ticket, 1); dx = tx - grant
  *           dx == 0: owner.   dx > LTT: long-term wait -
  *             loop { u = slot(tx); recheck dx = tx - grant; dx <= LTT: break;
  *                    wait while slot(tx) == u }            (sample, recheck, then wait)
@@ -35,17 +37,21 @@
  * Strict FIFO, like ticket.  Waiting: the lock's policy (wait.h), spin-then-park by default
  * (the paper spins; parking is its future work: the slots are futex words here, so a far
  * waiter sleeps where it used to spin).  `twa:spin` spins, then yields, and like every FIFO
- * spin lock collapses when threads outnumber CPUs.  State: 8 bytes per lock, plus wait.c's
- * 16 KiB slot array per process.
+ * spin lock collapses when threads outnumber CPUs; under LT_WAIT_PARK the admission gate
+ * (gate.h) keeps all but CPUs - 1 waiters asleep outside the queue, so the hand-over goes to a
+ * running waiter.  State: 20 bytes per lock (8 and the gate's 12), plus wait.c's 16 KiB slot
+ * array per process.
  */
 #include <stdint.h>
 
 #include "../algo.h"
+#include "../gate.h"
 
 #define TWA_LTT 1u
 
 struct twa_lock {
     uint32_t ticket, grant;
+    struct lt_gate gate;
 };
 LT_STATE_FITS(struct twa_lock);
 
@@ -64,11 +70,24 @@ static int twa_destroy(lt_mutex_t *m)
                : 0;
 }
 
-static __attribute__((noinline)) int twa_queue(lt_mutex_t *m, uint32_t tx, uint32_t dx)
+/* The gate's test (gate.h): seq_cst, the passive waiter's half of its Dekker pair. */
+static bool twa_free(lt_mutex_t *m)
+{
+    struct twa_lock *l = LT_STATE(m, struct twa_lock);
+    return __atomic_load_n(&l->grant, __ATOMIC_SEQ_CST) ==
+           __atomic_load_n(&l->ticket, __ATOMIC_SEQ_CST);
+}
+
+static __attribute__((noinline)) int twa_lock_slow(lt_mutex_t *m)
 {
     struct twa_lock *l = LT_STATE(m, struct twa_lock);
     enum lt_wait_policy p = lt_wait_of(m);
     lt_contended(m);
+    lt_gate_enter(&l->gate, m, p, twa_free);
+    /* seq_cst, both: the waiter's half of the Dekker pair that lets twa_unlock skip its kick
+     * (above); on x86 the RMW is a locked instruction and the load a plain one either way. */
+    uint32_t tx = __atomic_fetch_add(&l->ticket, 1, __ATOMIC_SEQ_CST);
+    uint32_t dx = tx - __atomic_load_n(&l->grant, __ATOMIC_SEQ_CST);
     struct lt_spin s = LT_SPIN_INIT;
     if (dx > TWA_LTT) {
         uint32_t *w = lt_slot(l, tx);
@@ -83,19 +102,23 @@ static __attribute__((noinline)) int twa_queue(lt_mutex_t *m, uint32_t tx, uint3
         }
     }
     lt_slot_wait(&l->grant, tx, l, p, lt_site(m)); /* acquire on grant */
+    lt_gate_acquired(&l->gate, p);
     return lt_acquired(m);
 }
 
 static int twa_lock(lt_mutex_t *m)
 {
     struct twa_lock *l = LT_STATE(m, struct twa_lock);
-    /* seq_cst, both: the waiter's half of the Dekker pair that lets twa_unlock skip its kick
-     * (above); on x86 the RMW is a locked instruction and the load a plain one either way. */
-    uint32_t tx = __atomic_fetch_add(&l->ticket, 1, __ATOMIC_SEQ_CST);
-    uint32_t dx = tx - __atomic_load_n(&l->grant, __ATOMIC_SEQ_CST);
-    if (__builtin_expect(dx == 0, 1))
+    /* A free lock (ticket == grant) is taken by CAS, as trylock does, so that a waiter passes
+     * the gate before it takes a ticket.  Such a ticket is served at once: nobody ever waits
+     * for it, so the kick protocol (top) does not see it.  acquire: pairs with the previous
+     * holder's release of grant. */
+    uint32_t g = __atomic_load_n(&l->grant, __ATOMIC_ACQUIRE), t = g;
+    if (__builtin_expect(__atomic_compare_exchange_n(&l->ticket, &t, g + 1, 0, __ATOMIC_ACQUIRE,
+                                                     __ATOMIC_RELAXED),
+                         1))
         return lt_acquired(m);
-    return twa_queue(m, tx, dx);
+    return twa_lock_slow(m);
 }
 
 static int twa_trylock(lt_mutex_t *m)
@@ -126,7 +149,11 @@ static int twa_unlock(lt_mutex_t *m)
         lt_slot_kick_if_parked(lt_slot(l, k)); /* k's waiter, should it sleep */
         /* seq_cst: the unlocker's half of the Dekker pair (top).  Ticket k + LTT not taken:
          * whoever takes it will see grant k, and nobody waits on the slot for it. */
-        if (__atomic_load_n(&l->ticket, __ATOMIC_SEQ_CST) - k <= TWA_LTT)
+        uint32_t t = __atomic_load_n(&l->ticket, __ATOMIC_SEQ_CST);
+        /* The gate (gate.h): passive waiters and nobody holds ticket k - the lock is idle. */
+        if (lt_gate_passive(&l->gate) && t == k)
+            lt_gate_wake(&l->gate, m, twa_free);
+        if (t - k <= TWA_LTT)
             return 0;
     } else {
         __atomic_store_n(&l->grant, k, __ATOMIC_RELEASE);
@@ -147,12 +174,14 @@ static void twa_fork_child(lt_mutex_t *m, int held)
     struct twa_lock *l = LT_STATE(m, struct twa_lock);
     uint32_t g = __atomic_load_n(&l->grant, __ATOMIC_RELAXED);
     __atomic_store_n(&l->ticket, held ? g + 1 : g, __ATOMIC_RELAXED);
+    lt_gate_fork_child(&l->gate);
 }
 
 const struct lt_algo lt_algo_twa = {
     .name = "twa",
     .caps = LT_CAP_SUPPORTS_COND | LT_CAP_FIFO | LT_CAP_BLOCKING,
-    .counts = LT_STAT_BIT(LT_STAT_PARKED) | LT_STAT_BIT(LT_STAT_HANDOVERS),
+    .counts = LT_STAT_BIT(LT_STAT_PARKED) | LT_STAT_BIT(LT_STAT_HANDOVERS) |
+              LT_STAT_BIT(LT_STAT_GATED) | LT_STAT_BIT(LT_STAT_GATE_TURNS),
     .size = sizeof(struct twa_lock),
     .wait = "near waiter on the lock, far waiters on a shared array, by the lock's policy "
             "(default spin-then-park)",
