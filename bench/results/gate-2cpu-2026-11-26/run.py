@@ -58,7 +58,9 @@ def main() -> int:
                 r = run_once(bench, lib, args, threads, delay)
                 value = r["ns_per_op"] if threads == 1 else r["throughput_ops_s"] / 1e6
                 res.setdefault((threads, name), []).append(value)
-    cpu = [ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")]
+    cpu = [
+        ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")
+    ]
     doc = {
         "schema": "locktune-gate/1",
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
