@@ -1,11 +1,11 @@
-"""The FIFO locks' admission gate (runtime/src/gate.h; issue 12, item 1): never idle while a
+"""The queue locks' admission gate (runtime/src/gate.h; issue 12, item 1): never idle while a
 passive waiter waits.
 
 One CPU, so the gate admits one waiter (CPUs - 1, at least 1).  The main thread holds the lock;
 A queues behind it (admitted) and B and C, arriving after, wait passively at the gate - each
 seen asleep in /proc before the next starts (a spin budget of 1 ns: waiters sleep at once;
-ticket's and twa's next in line waits awake, and is given 1 s to arrive instead).  Whichever
-arrives first, one is admitted and two wait passively.
+ticket's and twa's next in line, and mcstp's waiters, wait awake, and are given 1 s to arrive
+instead).  Whichever arrives first, one is admitted and two wait passively.
 The patience per passive waiter is 30 s, so only the lock itself can bring B and C in within
 the test's time: main's unlock hands the lock to A, and A's unlock leaves it free with B and C
 still passive, which must wake one of them (and so on).  Before the gate woke a passive waiter
@@ -97,7 +97,7 @@ def one_cpu():
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
 
 
-@pytest.mark.parametrize("algo", ["mcs", "clh", "ticket", "twa"])
+@pytest.mark.parametrize("algo", ["mcs", "clh", "ticket", "twa", "mcstp"])
 def test_an_idle_release_brings_a_passive_waiter_in(program, tmp_path, algo):
     out = tmp_path / "stats.json"
     env = clean_env(

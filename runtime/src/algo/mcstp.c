@@ -34,13 +34,20 @@
  * waited for its own CPU.)
  *
  * Not strictly FIFO (a preempted waiter loses its place).  Waiting: spin publishing stamps,
- * yield while the lock is stuck (never parks).  A timed waiter does not queue: a release hands
- * it the lock (mutex.c, "timedlock").  Holds up under oversubscription.
- * State: 24 bytes (tail, holder's node, generation) + a 128-byte node per thread per lock held
- * or awaited.
+ * yield while the lock is stuck (never parks in the queue).  A timed waiter does not queue: a
+ * release hands it the lock (mutex.c, "timedlock").
+ *
+ * In front of the queue, the admission gate (gate.h), as for mcs: at most CPUs - 1 waiters
+ * queue, the surplus sleeps at the gate.  Skipping stale waiters alone left it at 0.1-0.2x
+ * glibc with 4 to 64 threads on 2 CPUs, every spinning waiter taking CPU time from the holder
+ * and from the waiter it would grant; gated, 0.7-0.9x (bench/results/gate-2cpu-2026-11-26).
+ * With no more threads than CPUs the gate never closes, and the lock is MCS-TP.
+ * State: 40 bytes (tail, holder's node, generation, the gate) + a 128-byte node per thread per
+ * lock held or awaited.
  */
 #include <sched.h>
 
+#include "../gate.h"
 #include "mcs_core.h"
 
 enum { TP_GRANTED = LT_GRANTED, TP_REMOVED = LT_GRANTED + 1 };
@@ -51,6 +58,7 @@ enum { TP_GRANTED = LT_GRANTED, TP_REMOVED = LT_GRANTED + 1 };
 struct mcstp_lock {
     struct mcs_core q; /* the queue and the holder's node (mcs_core.h) */
     uint32_t gen;      /* bumped by every acquisition (atomic, relaxed) */
+    struct lt_gate gate;
 };
 LT_STATE_FITS(struct mcstp_lock);
 
@@ -108,12 +116,20 @@ static uint32_t mcstp_wait(struct mcstp_lock *l, struct lt_qnode *n)
     }
 }
 
-static __attribute__((noinline)) int mcstp_queue(lt_mutex_t *m, struct lt_qnode *n,
-                                                 struct lt_qnode *pred)
+/* The gate's test (gate.h): seq_cst, the passive waiter's half of its Dekker pair. */
+static bool mcstp_free(lt_mutex_t *m)
+{
+    return __atomic_load_n(&LT_STATE(m, struct mcstp_lock)->q.tail, __ATOMIC_SEQ_CST) == NULL;
+}
+
+static __attribute__((noinline)) int mcstp_queue(lt_mutex_t *m, struct lt_qnode *n)
 {
     struct mcstp_lock *l = LT_STATE(m, struct mcstp_lock);
     lt_contended(m);
-    for (;;) {
+    /* The gate under the park policy, whatever the waiting in the queue (top). */
+    lt_gate_enter(&l->gate, m, LT_WAIT_PARK, mcstp_free);
+    struct lt_qnode *pred = mcs_enqueue(&l->q, n);
+    while (pred) {
         /* The unlocker reads our stamp only after it sees our link (release below). */
         publish(n, lt_now_ns());
         mcs_link(pred, n);
@@ -123,9 +139,8 @@ static __attribute__((noinline)) int mcstp_queue(lt_mutex_t *m, struct lt_qnode 
         __atomic_store_n(&n->next, NULL, __ATOMIC_RELAXED);
         __atomic_store_n(&n->state, LT_WAITING, __ATOMIC_RELAXED);
         pred = mcs_enqueue(&l->q, n);
-        if (!pred)
-            break;
     }
+    lt_gate_acquired(&l->gate, LT_WAIT_PARK);
     return mcstp_acquired(m, l, n);
 }
 
@@ -133,9 +148,10 @@ static int mcstp_lock(lt_mutex_t *m)
 {
     struct mcstp_lock *l = LT_STATE(m, struct mcstp_lock);
     struct lt_qnode *n = mcs_fresh_node();
-    struct lt_qnode *pred = mcs_enqueue(&l->q, n);
-    if (__builtin_expect(pred != NULL, 0))
-        return mcstp_queue(m, n, pred);
+    /* A free lock is taken by CAS rather than XCHG, so that a waiter passes the gate before
+     * it queues. */
+    if (__builtin_expect(!mcs_try_enter(&l->q, n), 0))
+        return mcstp_queue(m, n);
     return mcstp_acquired(m, l, n);
 }
 
@@ -178,6 +194,7 @@ static __attribute__((noinline)) int mcstp_handover(lt_mutex_t *m, struct lt_qno
             if (mcs_leave_if_last(&l->q, cand)) {
                 lt_stat(site, LT_STAT_SKIPPED);
                 __atomic_store_n(&cand->state, TP_REMOVED, __ATOMIC_RELEASE);
+                lt_gate_idle(&l->gate, m, mcstp_free); /* the lock is free */
                 return 0;
             }
             next = mcs_await_link(cand);
@@ -196,6 +213,7 @@ static int mcstp_unlock(lt_mutex_t *m)
     struct lt_qnode *cand = mcs_next(n);
     if (__builtin_expect(!cand, 1) && mcs_leave_if_last(&l->q, n)) {
         lt_qnode_put(n);
+        lt_gate_idle(&l->gate, m, mcstp_free); /* the lock is idle: bring in a passive waiter */
         return 0;
     }
     return mcstp_handover(m, n, cand);
@@ -205,13 +223,15 @@ static int mcstp_unlock(lt_mutex_t *m)
 static void mcstp_fork_child(lt_mutex_t *m, int held)
 {
     mcs_core_fork_child(&LT_STATE(m, struct mcstp_lock)->q, held);
+    lt_gate_fork_child(&LT_STATE(m, struct mcstp_lock)->gate);
 }
 
 const struct lt_algo lt_algo_mcstp = {
     .name = "mcstp",
     .caps = LT_CAP_SUPPORTS_COND | LT_CAP_OVERSUB_SAFE,
-    .counts =
-        LT_STAT_BIT(LT_STAT_PARKED) | LT_STAT_BIT(LT_STAT_HANDOVERS) | LT_STAT_BIT(LT_STAT_SKIPPED),
+    .counts = LT_STAT_BIT(LT_STAT_PARKED) | LT_STAT_BIT(LT_STAT_HANDOVERS) |
+              LT_STAT_BIT(LT_STAT_SKIPPED) | LT_STAT_BIT(LT_STAT_GATED) |
+              LT_STAT_BIT(LT_STAT_GATE_TURNS),
     .size = sizeof(struct mcstp_lock),
     .wait = "spin publishing a timestamp, then yield; stale waiters are skipped",
     .init = mcstp_init,
