@@ -97,7 +97,7 @@ def one_cpu():
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
 
 
-@pytest.mark.parametrize("algo", ["mcs", "clh", "ticket", "twa", "mcstp"])
+@pytest.mark.parametrize("algo", ["mcs", "clh", "ticket", "twa", "mcstp", "ccsynch", "dsmsynch"])
 def test_an_idle_release_brings_a_passive_waiter_in(program, tmp_path, algo):
     out = tmp_path / "stats.json"
     env = clean_env(
