@@ -49,12 +49,9 @@
  * CPUs to the combiner; `ccsynch:spin` spins, then yields, and collapses oversubscribed (no
  * waiter parks, so the role goes on at lt_combine_max).  Every GO goes through
  * lt_combining_grant, which wakes a parked waiter.
- * Both lock() and execute() wait behind the admission gate (gate.h) under LT_WAIT_PARK: a
- * waiter is admitted until its request is done or the combiner role is its.  lock()'s HOLD
- * request is a strict FIFO hand-over, and lock-only use collapsed as the FIFO locks did
- * (0.045 M acquisitions/s at 16 threads on 2 CPUs, glibc 9.5 M; gated, 14 M); execute() ran at
- * 0.4-0.9x glibc with 16 to 64 threads (each waiter's CPU time taken from the combiner's), and
- * 1.2-1.6x gated.  With no more threads than CPUs the gate never closes.  State: 32 bytes.
+ * lock() waits behind the admission gate (gate.h) under LT_WAIT_PARK: its HOLD request is a
+ * strict FIFO hand-over, and without the gate lock()-only use collapsed as the FIFO locks did
+ * (0.045 M acquisitions/s at 16 threads on 2 CPUs, glibc 9.5 M).  State: 32 bytes.
  */
 #include "../algo.h"
 #include "../gate.h"
@@ -176,7 +173,6 @@ static __attribute__((noinline)) void *cc_wait(lt_mutex_t *m, lt_cs_fn fn, void 
     lt_stat(lt_site(m), LT_STAT_CONTENDED);
     /* acquire (lt_wait_word): pairs with the combiner's release of GO. */
     lt_wait_word(&cur->state, lt_wait_of(m), lt_site(m));
-    lt_gate_acquired(&LT_STATE(m, struct cc_lock)->gate, lt_wait_of(m));
     if (cur->done) {
         void *r = cur->ctx;
         lt_qnode_put(cur); /* the combiner is done with it: our node now */
@@ -193,20 +189,12 @@ static void *cc_execute(lt_mutex_t *m, lt_cs_fn fn, void *ctx, unsigned flags)
     if (__builtin_expect(lt_serving_top != NULL, 0) && lt_serving_find(m))
         lt_combining_relock(m);
     struct cc_lock *l = LT_STATE(m, struct cc_lock);
-    struct lt_qnode *nn = fresh_node(), *cur = NULL;
-    /* An idle lock is taken by CAS, so that a waiter passes the admission gate (gate.h) before
-     * it queues.  acq_rel: release publishes nn's initialisation to whoever links to it or swaps
-     * it out; acquire takes over the node we get back (and, when idle, the last session's
-     * writes). */
-    if (__atomic_compare_exchange_n(&l->tail, &cur, nn, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+    struct lt_qnode *nn = fresh_node();
+    /* acq_rel: release publishes nn's initialisation to whoever links to it or swaps it out;
+     * acquire takes over the node we get back (and, when idle, the last session's writes). */
+    struct lt_qnode *cur = __atomic_exchange_n(&l->tail, nn, __ATOMIC_ACQ_REL);
+    if (!cur)
         return session(m, fn, ctx, nn);
-    enum lt_wait_policy p = lt_wait_of(m);
-    lt_gate_enter(&l->gate, m, p, cc_free);
-    cur = __atomic_exchange_n(&l->tail, nn, __ATOMIC_ACQ_REL); /* as above */
-    if (!cur) {
-        lt_gate_acquired(&l->gate, p);
-        return session(m, fn, ctx, nn);
-    }
     cur->fn = fn;
     cur->ctx = ctx;
     /* release: the combiner that sees the link sees the request. */

@@ -40,12 +40,9 @@
  * oversubscribed (no waiter parks, so the role goes on at lt_combine_max).  Every GO goes through
  * lt_combining_grant, which wakes a parked waiter (the combiner's own wait for a link stays a
  * spin: the linker is between two instructions).
- * Both lock() and execute() wait behind the admission gate (gate.h) under LT_WAIT_PARK: a
- * waiter is admitted until its request is done or the combiner role is its.  lock()'s HOLD
- * request is a strict FIFO hand-over, and lock-only use collapsed as the FIFO locks did
- * (0.048 M acquisitions/s at 16 threads on 2 CPUs, glibc 9.5 M; gated, 14 M); execute() ran at
- * 0.4-0.9x glibc with 16 to 64 threads (each waiter's CPU time taken from the combiner's), and
- * 1.2-1.6x gated.  With no more threads than CPUs the gate never closes.  State: 32 bytes.
+ * lock() waits behind the admission gate (gate.h) under LT_WAIT_PARK: its HOLD request is a
+ * strict FIFO hand-over, and without the gate lock()-only use collapsed as the FIFO locks did
+ * (0.048 M acquisitions/s at 16 threads on 2 CPUs, glibc 9.5 M).  State: 32 bytes.
  */
 #include "../algo.h"
 #include "../gate.h"
@@ -191,7 +188,6 @@ static __attribute__((noinline)) void *dsm_wait(lt_mutex_t *m, struct lt_qnode *
     lt_stat(lt_site(m), LT_STAT_CONTENDED);
     /* acquire (lt_wait_word): pairs with the combiner's release of GO. */
     lt_wait_word(&n->state, lt_wait_of(m), lt_site(m));
-    lt_gate_acquired(&LT_STATE(m, struct dsm_lock)->gate, lt_wait_of(m));
     if (n->done) {
         void *r = n->ctx;
         lt_qnode_put(n);
@@ -207,19 +203,12 @@ static void *dsm_execute(lt_mutex_t *m, lt_cs_fn fn, void *ctx, unsigned flags)
     if (__builtin_expect(lt_serving_top != NULL, 0) && lt_serving_find(m))
         lt_combining_relock(m);
     struct dsm_lock *l = LT_STATE(m, struct dsm_lock);
-    struct lt_qnode *n = fresh_node(fn, ctx), *pred = NULL;
-    /* An idle lock is taken by CAS, so that a waiter passes the admission gate (gate.h) before
-     * it queues.  acq_rel: release publishes our node to the thread that links to it; acquire
-     * takes over the queue (and, when it was empty, the last session's writes). */
-    if (__atomic_compare_exchange_n(&l->tail, &pred, n, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+    struct lt_qnode *n = fresh_node(fn, ctx);
+    /* acq_rel: release publishes our node to the thread that links to it; acquire takes over
+     * the queue (and, when it was empty, the last session's writes). */
+    struct lt_qnode *pred = __atomic_exchange_n(&l->tail, n, __ATOMIC_ACQ_REL);
+    if (!pred)
         return session(m, n);
-    enum lt_wait_policy p = lt_wait_of(m);
-    lt_gate_enter(&l->gate, m, p, dsm_free);
-    pred = __atomic_exchange_n(&l->tail, n, __ATOMIC_ACQ_REL); /* as above */
-    if (!pred) {
-        lt_gate_acquired(&l->gate, p);
-        return session(m, n);
-    }
     /* release: the combiner that follows the link sees our request. */
     __atomic_store_n(&pred->next, n, __ATOMIC_RELEASE);
     return dsm_wait(m, n);
