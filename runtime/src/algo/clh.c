@@ -123,8 +123,8 @@ static int clh_unlock(lt_mutex_t *m)
     if (__atomic_compare_exchange_n(&l->tail, &expected, NULL, 0, __ATOMIC_SEQ_CST,
                                     __ATOMIC_RELAXED)) {
         lt_qnode_put(n);
-        lt_gate_idle(&l->gate, m,
-                     clh_free); /* the lock is idle: bring in a passive waiter, if any */
+        /* the lock is idle: bring in a passive waiter, if any */
+        lt_gate_idle(&l->gate, m, clh_free);
         return 0;
     }
     lt_stat(lt_site(m), LT_STAT_HANDOVERS);

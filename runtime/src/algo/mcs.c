@@ -140,8 +140,8 @@ static int mcs_unlock(lt_mutex_t *m)
     struct lt_qnode *succ = mcs_next(n);
     if (__builtin_expect(!succ, 1) && mcs_leave_if_last(&l->q, n)) {
         lt_qnode_put(n);
-        lt_gate_idle(&l->gate, m,
-                     mcs_free); /* the lock is idle: bring in a passive waiter, if any */
+        /* the lock is idle: bring in a passive waiter, if any */
+        lt_gate_idle(&l->gate, m, mcs_free);
         return 0;
     }
     return mcs_handover(m, n, succ);

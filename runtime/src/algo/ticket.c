@@ -31,7 +31,7 @@
  * Under LT_WAIT_PARK the admission gate (gate.h) keeps all but CPUs - 1 waiters asleep outside
  * the queue, before they take a ticket: the hand-over then goes to a running waiter, and an
  * unlock that leaves the lock free (next == o) wakes a passive waiter.
- * State: 20 bytes (next, owner, and the gate's 12).
+ * State: 24 bytes (next, owner, and the gate's 16).
  */
 #include "../algo.h"
 #include "../gate.h"
@@ -57,6 +57,14 @@ static int ticket_destroy(lt_mutex_t *m)
                : 0;
 }
 
+/* Take the lock if it is free: next == owner, then ticket owner is served at once.  acquire:
+ * pairs with the previous holder's release of owner. */
+static inline bool ticket_take_free(struct ticket_lock *l)
+{
+    uint32_t o = __atomic_load_n(&l->owner, __ATOMIC_ACQUIRE), t = o;
+    return __atomic_compare_exchange_n(&l->next, &t, o + 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
 /* The gate's test (gate.h): seq_cst, the passive waiter's half of its Dekker pair. */
 static bool ticket_free(lt_mutex_t *m)
 {
@@ -80,28 +88,16 @@ static __attribute__((noinline)) int ticket_lock_slow(lt_mutex_t *m)
 
 static int ticket_lock(lt_mutex_t *m)
 {
-    struct ticket_lock *l = LT_STATE(m, struct ticket_lock);
-    /* A free lock (next == owner) is taken by CAS, as trylock does, so that a waiter passes the
-     * gate before it takes a ticket (a ticket cannot be given back).  acquire: pairs with the
-     * previous holder's release of owner. */
-    uint32_t o = __atomic_load_n(&l->owner, __ATOMIC_ACQUIRE), t = o;
-    if (__builtin_expect(
-            __atomic_compare_exchange_n(&l->next, &t, o + 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED),
-            1))
+    /* A free lock is taken by CAS, as trylock does, so that a waiter passes the gate before it
+     * takes a ticket (a ticket cannot be given back). */
+    if (__builtin_expect(ticket_take_free(LT_STATE(m, struct ticket_lock)), 1))
         return lt_acquired(m);
     return ticket_lock_slow(m);
 }
 
 static int ticket_trylock(lt_mutex_t *m)
 {
-    struct ticket_lock *l = LT_STATE(m, struct ticket_lock);
-    /* acquire: pairs with the previous holder's release of owner. */
-    uint32_t o = __atomic_load_n(&l->owner, __ATOMIC_ACQUIRE);
-    uint32_t t = o;
-    /* Free iff next == owner: then take ticket o, which is served at once. */
-    return __atomic_compare_exchange_n(&l->next, &t, o + 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)
-               ? lt_acquired(m)
-               : EBUSY;
+    return ticket_take_free(LT_STATE(m, struct ticket_lock)) ? lt_acquired(m) : EBUSY;
 }
 
 static int ticket_timedlock(lt_mutex_t *m, const struct timespec *abstime)

@@ -39,7 +39,7 @@
  * waiter sleeps where it used to spin).  `twa:spin` spins, then yields, and like every FIFO
  * spin lock collapses when threads outnumber CPUs; under LT_WAIT_PARK the admission gate
  * (gate.h) keeps all but CPUs - 1 waiters asleep outside the queue, so the hand-over goes to a
- * running waiter.  State: 20 bytes per lock (8 and the gate's 12), plus wait.c's 16 KiB slot
+ * running waiter.  State: 24 bytes per lock (8 and the gate's 16), plus wait.c's 16 KiB slot
  * array per process.
  */
 #include <stdint.h>
@@ -68,6 +68,16 @@ static int twa_destroy(lt_mutex_t *m)
                    __atomic_load_n(&l->grant, __ATOMIC_RELAXED)
                ? EBUSY
                : 0;
+}
+
+/* Take the lock if it is free: grant <= ticket always, and grant only grows, so ticket == g
+ * means free, and ticket g is served at once (nobody ever waits for it: the kick protocol
+ * above does not see it).  acquire: pairs with the previous holder's release of grant. */
+static inline bool twa_take_free(struct twa_lock *l)
+{
+    uint32_t g = __atomic_load_n(&l->grant, __ATOMIC_ACQUIRE), t = g;
+    return __atomic_compare_exchange_n(&l->ticket, &t, g + 1, 0, __ATOMIC_ACQUIRE,
+                                       __ATOMIC_RELAXED);
 }
 
 /* The gate's test (gate.h): seq_cst, the passive waiter's half of its Dekker pair. */
@@ -108,27 +118,16 @@ static __attribute__((noinline)) int twa_lock_slow(lt_mutex_t *m)
 
 static int twa_lock(lt_mutex_t *m)
 {
-    struct twa_lock *l = LT_STATE(m, struct twa_lock);
-    /* A free lock (ticket == grant) is taken by CAS, as trylock does, so that a waiter passes
-     * the gate before it takes a ticket.  Such a ticket is served at once: nobody ever waits
-     * for it, so the kick protocol (top) does not see it.  acquire: pairs with the previous
-     * holder's release of grant. */
-    uint32_t g = __atomic_load_n(&l->grant, __ATOMIC_ACQUIRE), t = g;
-    if (__builtin_expect(__atomic_compare_exchange_n(&l->ticket, &t, g + 1, 0, __ATOMIC_ACQUIRE,
-                                                     __ATOMIC_RELAXED),
-                         1))
+    /* A free lock is taken by CAS, as trylock does, so that a waiter passes the gate before it
+     * takes a ticket. */
+    if (__builtin_expect(twa_take_free(LT_STATE(m, struct twa_lock)), 1))
         return lt_acquired(m);
     return twa_lock_slow(m);
 }
 
 static int twa_trylock(lt_mutex_t *m)
 {
-    struct twa_lock *l = LT_STATE(m, struct twa_lock);
-    uint32_t g = __atomic_load_n(&l->grant, __ATOMIC_ACQUIRE), t = g;
-    /* grant <= ticket always, and grant only grows: ticket == g means free. */
-    return __atomic_compare_exchange_n(&l->ticket, &t, g + 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)
-               ? lt_acquired(m)
-               : EBUSY;
+    return twa_take_free(LT_STATE(m, struct twa_lock)) ? lt_acquired(m) : EBUSY;
 }
 
 static int twa_timedlock(lt_mutex_t *m, const struct timespec *abstime)
