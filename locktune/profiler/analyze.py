@@ -246,6 +246,8 @@ def preemption(p: rawmod.RawProfile) -> dict:
 def timing_of(slots: dict, period: int) -> str:
     if slots["acquisitions"] == slots["timed"] or period <= 1:
         return "exact"
+    if slots["long_cs"] == 2:  # raw.py: in some thread, frequent long random samples
+        return "exact: frequent long samples (after the first ones)"
     if slots["long_cs"]:
         return "exact: long sections (after the first ones)"
     return f"sampled: 1 in {period} uncontended sections timed"
@@ -570,6 +572,8 @@ def _lock_entry(
         # sections whose thread lost its CPU inside (preempted, migrated, signalled), seen
         # where meta.timing.lost_cpu_seen (profiler/src/tripwire.h)
         "lost_cpu_sections": sl["lost_cpu"],
+        # timed sections of LTP_OUTLIER_TICKS or more that kept their CPU (track.h)
+        "outlier_sections": sl["outliers"],
         "wait_ns": round(sl["wait"]),
         "wait_percent": round(100.0 * sl["wait"] / sl["cs"], 3) if sl["cs"] else 0.0,
         "hold_ns": round(sl["hold"]),
@@ -912,6 +916,10 @@ def build_run(
             "sample_period": period,
             "exact_first": main.header["exact_first"],
             "sample_bias_ns": round(_ns(main.header["sample_bias"], pmain.hz), 1),
+            "sample_bias_hold_ns": round(_ns(main.header["sample_bias_hold"], pmain.hz), 1),
+            # rounds of the start-up calibration undisturbed (0: the machine never let one
+            # run through, and samples are taken as they are)
+            "sample_bias_rounds": main.header["sample_bias_rounds"],
             # sections that lost their CPU (preempted, migrated, signalled) are seen, timed,
             # and never stand for the untimed ones (profiler/src/tripwire.h)
             "lost_cpu_seen": bool(main.header["tripwire"]),
@@ -920,7 +928,8 @@ def build_run(
             f"{main.header['exact_first']} of each site in each thread, "
             "all of a site with long sections, then 1 in sample_period of the uncontended ones "
             "at random, the others estimated from those (their time on a CPU, less "
-            "sample_bias_ns each: the sample's own two extra clock readings); counts are exact"
+            "sample_bias_ns each: what a sample costs beyond an untimed pair, measured at start-up); "
+            "counts are exact"
             if period > 1
             else "every critical section timed",
             "waited_for_cpu_per_cpu_second": None

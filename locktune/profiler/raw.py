@@ -36,9 +36,10 @@ HEADER_NUMBERS = (
     "nmodules nsites records free_records next_serial threads_created threads_live "
     "threads_max_live threads_untracked locks_untracked sites_overflow pmu_available "
     "pmu_open_errno pmu_pfm_error pmu_type pmu_config pmu_thread_failures sample_period "
-    "exact_first sample_bias tripwire"
+    "exact_first sample_bias tripwire sample_bias_hold sample_bias_rounds"
 ).split()
-HEADER_RESERVED = 26
+HEADER_RESERVED = 24
+HEADER_SIGNED = ("sample_bias", "sample_bias_hold")  # int64_t in layout.h
 HEADER_STRINGS_AT = 8 + 8 * (len(HEADER_NUMBERS) + HEADER_RESERVED)  # 592, see layout.h
 
 SITE_FIELDS = (
@@ -187,6 +188,8 @@ def _parse(path: Path, buf) -> RawProfile:
     if bytes(buf[:8]) != MAGIC:
         raise LocktuneError(f"{path}: not a locktune raw profile (bad magic)")
     h = dict(zip(HEADER_NUMBERS, _words(buf, 8, len(HEADER_NUMBERS)), strict=True))
+    for k in HEADER_SIGNED:
+        h[k] -= (h[k] >> 63) << 64
     expected = {
         "version": VERSION,
         "module_size": MODULE_SIZE,
@@ -281,8 +284,8 @@ def _parse(path: Path, buf) -> RawProfile:
                 acc = site.slots
                 for name in SLOT_FIELDS[1:]:
                     v = vals[name]
-                    if name == "long_cs":  # LT_CS_LONG (1): every section timed
-                        v = int(v == 1)
+                    if name == "long_cs":  # every section timed: LTP_CS_LONG (1), or
+                        v = {1: 1, 3: 2}.get(v, 0)  # LTP_CS_OUTLIERS (2 here, the max)
                     if name in MAX_FIELDS:
                         acc[name] = max(acc[name], v)
                     else:

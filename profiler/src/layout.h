@@ -72,8 +72,9 @@
 
 /* slot.long_cs: is every section of this site (in this thread) timed? */
 #define LTP_CS_UNDECIDED 0 /* not yet LTP_EXACT_FIRST timed acquisitions */
-#define LTP_CS_LONG      1 /* yes: long sections, or a long one was sampled */
+#define LTP_CS_LONG      1 /* yes: the first sections were long */
 #define LTP_CS_SHORT     2 /* no: sampled */
+#define LTP_CS_OUTLIERS  3 /* yes: long random samples were frequent (ltp_outlier) */
 
 /* header.flags */
 #define LTP_RAW_FINISHED     1u /* the destructor ran: end_tsc/end_mono_ns are valid */
@@ -130,9 +131,12 @@ struct ltp_raw_header {
     uint64_t pmu_thread_failures; /* threads whose counter could not be opened */
     uint64_t sample_period;       /* 1: every section timed; N: see the file comment */
     uint64_t exact_first;         /* LTP_EXACT_FIRST */
-    uint64_t sample_bias;         /* ticks taken out of each random sample (track.h) */
+    uint64_t sample_bias;         /* ticks taken out of each random sample's cs (track.h),
+                                   * an int64_t: it may be negative */
     uint64_t tripwire;            /* 1: sections that lost their CPU are seen (tripwire.h) */
-    uint64_t reserved[26];
+    uint64_t sample_bias_hold;    /* ... out of its hold (int64_t) */
+    uint64_t sample_bias_rounds;  /* calibration rounds (interpose.c); 0: no correction */
+    uint64_t reserved[24];
     char pmu_event[128];
     char pmu_reason[256];
     char exe[1024];

@@ -115,28 +115,6 @@ static void setup_pmu(void)
     h->flags |= LTP_RAW_PMU_COUNTING;
 }
 
-static int cmp_u64(const void *x, const void *y)
-{
-    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-    return (a > b) - (a < b);
-}
-
-/* What a clock reading costs, ordered (LFENCE first) or not: the median of 1001 back-to-back
- * ones, in ticks of the clock in use. */
-static uint64_t reading_cost(int ordered)
-{
-    enum { N = 1001 };
-    static uint64_t d[N];
-    uint64_t prev = ordered ? ltp_now_ordered() : ltp_now();
-    for (int i = 0; i < N; i++) {
-        uint64_t x = ordered ? ltp_now_ordered() : ltp_now();
-        d[i] = x - prev;
-        prev = x;
-    }
-    qsort(d, N, sizeof d[0], cmp_u64);
-    return d[N / 2];
-}
-
 static void init_process(void)
 {
     if (ltp_real_resolve() != 0)
@@ -155,8 +133,6 @@ static void init_process(void)
     ltp_hdr()->clock = (uint64_t)ltp_clock_kind;
     ltp_hdr()->sample_period = ltp_sample_period;
     ltp_hdr()->exact_first = LTP_EXACT_FIRST;
-    ltp_sample_bias = ltp_sample_period > 1 ? reading_cost(0) + reading_cost(1) : 0;
-    ltp_hdr()->sample_bias = ltp_sample_bias;
     const char *why;
     ltp_hdr()->tripwire = ltp_tripwire_setup(&why) == 0;
     snprintf(ltp_hdr()->tripwire_reason, sizeof ltp_hdr()->tripwire_reason, "%s", why);
@@ -198,7 +174,14 @@ int ltp_global_init(void)
 
 __attribute__((constructor)) static void ltp_prof_start(void)
 {
-    ltp_enter(); /* initialise the process and register the main thread */
+    struct ltp_tls *t = ltp_enter(); /* initialise the process, register the main thread */
+    if (t && ltp_recording) {
+        /* before the program runs a line: no other thread exists yet */
+        ltp_sample_calibrate(t);
+        ltp_hdr()->sample_bias = (uint64_t)ltp_sample_bias;
+        ltp_hdr()->sample_bias_hold = (uint64_t)ltp_sample_bias_hold;
+        ltp_hdr()->sample_bias_rounds = ltp_sample_bias_rounds;
+    }
 }
 
 __attribute__((destructor)) static void ltp_prof_stop(void)

@@ -20,4 +20,8 @@ int ltp_global_done(void);
 /* Arrange for ltp_thread_retire() to run when the calling thread exits. */
 void ltp_thread_key_set(struct ltp_tls *t);
 
+/* Measure ltp_sample_bias and ltp_sample_bias_hold (track.h, ltp_unbiased) on the calling
+ * thread, t, with no lock held (interpose.c). */
+void ltp_sample_calibrate(struct ltp_tls *t);
+
 #endif

@@ -25,7 +25,9 @@
 __thread struct ltp_tls ltp_tls __attribute__((tls_model("initial-exec")));
 int ltp_alloc_lock;
 uint32_t ltp_sample_period = 1;
-uint64_t ltp_sample_bias;
+int64_t ltp_sample_bias;
+int64_t ltp_sample_bias_hold;
+uint32_t ltp_sample_bias_rounds;
 
 static struct ltp_raw_record *record_acquire(void)
 {

@@ -60,9 +60,11 @@ struct ltp_tls {
 
 extern __thread struct ltp_tls ltp_tls __attribute__((tls_model("initial-exec")));
 
-extern int ltp_alloc_lock;         /* arena, thread records, slot chunks */
-extern uint32_t ltp_sample_period; /* 1: time every section (LOCKTUNE_PROF_SAMPLE) */
-extern uint64_t ltp_sample_bias;   /* ticks taken out of each random sample (track.h) */
+extern int ltp_alloc_lock;              /* arena, thread records, slot chunks */
+extern uint32_t ltp_sample_period;      /* 1: time every section (LOCKTUNE_PROF_SAMPLE) */
+extern int64_t ltp_sample_bias;         /* ticks taken out of each random sample's cs (track.h) */
+extern int64_t ltp_sample_bias_hold;    /* ... and out of its hold */
+extern uint32_t ltp_sample_bias_rounds; /* calibration rounds it is the median of */
 
 /* Make the calling thread ACTIVE if it can be; returns it, or NULL to pass through.
  * Also the entry point of the process-wide initialisation (prof.c). */

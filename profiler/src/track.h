@@ -104,7 +104,8 @@ LTP_INLINE struct ltp_raw_callsite *ltp_callsite(struct ltp_raw_slot *s, uint64_
 LTP_INLINE int ltp_sample(struct ltp_tls *t, struct ltp_raw_slot *s)
 {
     if (__builtin_expect(s->long_cs != LTP_CS_SHORT || ltp_sample_period == 1, 0)) {
-        if (s->long_cs == LTP_CS_LONG || ltp_sample_period == 1 || s->timed < LTP_EXACT_FIRST)
+        if (s->long_cs == LTP_CS_LONG || s->long_cs == LTP_CS_OUTLIERS || ltp_sample_period == 1 ||
+            s->timed < LTP_EXACT_FIRST)
             return LTP_TIMED_ALWAYS;
         /* on-CPU holds only: one preemption among the first sections is no long section */
         if (s->hold - s->lost_hold >= (s->timed - s->lost_cpu) * LTP_LONG_TICKS) {
@@ -278,18 +279,26 @@ LTP_INLINE struct ltp_held *ltp_held_find(struct ltp_tls *t, void *lock)
 LTP_INLINE void ltp_outlier(struct ltp_raw_slot *s)
 {
     if (++s->outliers >= LTP_OUTLIERS_LONG && s->outliers * LTP_OUTLIER_RATE >= s->timed_free)
-        s->long_cs = LTP_CS_LONG;
+        s->long_cs = LTP_CS_OUTLIERS;
 }
 
-/* A random sample stands for the untimed sections of its site, but makes more clock
- * readings inside its window than they do: its acquisition's second reading (ltp_took) and
- * its release's ordered one, where an untimed pair reads the clock once, at its entry.  What
- * those two readings cost (ltp_sample_bias, measured at start-up: prof.c) is taken out of
- * each sample before it joins the estimate (the sample itself counts as measured).  Without
- * it, short sampled sections came out 8% high once their release was timed in full. */
+/* A random sample stands for the untimed sections of its site, but is not quite one of them:
+ * two more clock readings inside its window (its acquisition's second one, ltp_took, and its
+ * release's ordered one), and the wrappers' work outside the window, which an untimed pair
+ * spends within the program's lock calls all the same.  The difference, measured at start-up
+ * on the wrappers' own code (interpose.c, ltp_sample_calibrate), is taken out of each sample
+ * before it joins the estimate (the sample itself counts as measured); it may be negative.
+ * Without it, short sampled sections came out 8% high on one host, and taking out the two
+ * readings' cost alone left them 11% low on another. */
+LTP_INLINE uint64_t ltp_less_bias(uint64_t d, int64_t bias)
+{
+    int64_t v = (int64_t)d - bias;
+    return v > 0 ? (uint64_t)v : 0;
+}
+
 LTP_INLINE uint64_t ltp_unbiased(uint64_t d)
 {
-    return d > ltp_sample_bias ? d - ltp_sample_bias : 0;
+    return ltp_less_bias(d, ltp_sample_bias);
 }
 
 /* A random sample that turned out unlike the sections left untimed (it lost its CPU, or
@@ -334,8 +343,11 @@ LTP_INLINE void ltp_released(struct ltp_tls *t, struct ltp_held *h, uint64_t t2,
     struct ltp_raw_record *r = t->rec;
     struct ltp_raw_slot *s = h->slot;
     struct ltp_raw_callsite *c = h->callsite;
-    uint64_t hold = ltp_elapsed(h->t1, t2, &r->clock_noise);
     uint64_t cs = ltp_elapsed(h->t0, t3, &r->clock_noise);
+    /* t2 = 0: a random sample, which reads no t2 (interpose.c): its hold is its section less
+     * what the two calls take around an empty one (ltp_sample_bias_hold, calibrated). */
+    uint64_t hold =
+        t2 ? ltp_elapsed(h->t1, t2, &r->clock_noise) : ltp_less_bias(cs, ltp_sample_bias_hold);
     int lost = ltp_lost_cpu(t, h);
     if (__builtin_expect(lost, 0)) {
         /* Preempted (or migrated, signalled) inside: the time is the lock's, and is counted
@@ -354,7 +366,9 @@ LTP_INLINE void ltp_released(struct ltp_tls *t, struct ltp_held *h, uint64_t t2,
     if (hold > s->max_hold)
         s->max_hold = hold;
     if (h->random) { /* a sample, long or not: the estimate stays unbiased (layout.h) */
-        uint64_t hold_s = ltp_unbiased(hold), cs_s = ltp_unbiased(cs);
+        /* hold: net already, unless the section ended at a condition wait (t2 read) */
+        uint64_t hold_s = t2 ? ltp_less_bias(hold, ltp_sample_bias_hold) : hold;
+        uint64_t cs_s = ltp_unbiased(cs);
         s->timed_free++;
         s->hold_free += hold_s;
         s->cs_free += cs_s;

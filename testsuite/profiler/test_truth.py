@@ -6,12 +6,12 @@ counted") and prints them after the run.  Each case profiles it once, with the d
 sampling, and compares the two in the same run: no timing thresholds, so a busy machine
 changes both sides alike.
 
-Tolerance: for every lock with at least 1% of thread time, |reported - true| <= REL x the
-true critical-section time + SLACK_NS per acquisition, for the critical-section time (what
-the ranking is made of); SLACK_NS covers what the two clocks cannot both see (the wrapper's
-own instructions, the program's clock calls), and the truth's own slow releases are
-allowed too (an unlock call of 100 us or more: its thread was preempted in the call or in
-the clock readings around it, and which one the program cannot tell).  The issue's target
+Tolerance: for every lock with at least 1% of thread time, the reported critical-section
+time (what the ranking is made of) within REL x the true one + SLACK_NS per acquisition;
+SLACK_NS covers what the two clocks cannot both see (the wrapper's own instructions, the
+program's clock calls).  The truth's preemptions that it cannot place are allowed too
+(bounds(): slow releases either way; below the truth only, preempted lock calls, which may
+have lost their CPU before the profiler's first reading).  The issue's target
 is 3%.  On the 2-CPU
 development VM loaded by other builds (threads waiting 40-90 s for a CPU per second they
 ran), 10 runs of the corpus (bench/results/profiler-accuracy.txt) had long, trylock and
@@ -72,7 +72,33 @@ def parse_truth(stdout: str) -> tuple[int, dict[str, dict[str, int]]]:
     return life, locks
 
 
-def compare(doc: dict, life: int, truth: dict, rel: float) -> tuple[list[str], list[str]]:
+def bounds(t: dict, rel: float, slack: int, lone: bool) -> tuple[float, float]:
+    """How far below and above lock t's true critical-section time the profiler's may be.
+
+    An unlock call that took 100 us or more was preempted, in it or in the program's clock
+    readings around it: the profiler may rightly see that time or not.  A section whose
+    thread was preempted may have been so in its lock call before the profiler's first
+    reading (truth.c, preempted_wait), and where one worker runs (`lone`) every lock call of
+    100 us or more was (slow_acquire): time the profiler may have missed, never added."""
+    above = rel * t["cs_ns"] + slack * t["acquisitions"] + t["slow_release_ns"]
+    below = above + t["preempted_wait_ns"] + (t["slow_acquire_ns"] if lone else 0)
+    return below, above
+
+
+def outside(lk: dict, t: dict, bound: tuple[float, float]) -> str | None:
+    """The error line when lock lk's cs lies outside the bounds of its truth t."""
+    below, above = bound
+    if -below <= lk["cs_ns"] - t["cs_ns"] <= above:
+        return None
+    return (
+        f"{lk['site']['symbol']}: cs {lk['cs_ns'] / 1e6:.3f} ms, true {t['cs_ns'] / 1e6:.3f} ms "
+        f"(allowed -{below / 1e6:.3f} +{above / 1e6:.3f})"
+    )
+
+
+def compare(
+    doc: dict, life: int, truth: dict, rel: float, lone: bool
+) -> tuple[list[str], list[str]]:
     """(errors, the figures) of one profile against its run's truth."""
     errors, figures = [], []
     reported = {lk["site"]["symbol"]: lk for lk in doc["locks"]}
@@ -89,14 +115,9 @@ def compare(doc: dict, life: int, truth: dict, rel: float) -> tuple[list[str], l
         for k in ("cs", "hold", "wait"):
             line.append(f"{k} {lk[f'{k}_ns'] / 1e6:.2f} ms (true {t[f'{k}_ns'] / 1e6:.2f})")
         figures.append(", ".join(line))
-        # An unlock call that took 100 us or more was preempted, in it or in the program's
-        # clock readings around it: the profiler may rightly see that time or not.
-        allowed = rel * t["cs_ns"] + SLACK_NS * t["acquisitions"] + t["slow_release_ns"]
-        if share >= MIN_SHARE and abs(lk["cs_ns"] - t["cs_ns"]) > allowed:
-            errors.append(
-                f"{name}: cs {lk['cs_ns'] / 1e6:.3f} ms, true {t['cs_ns'] / 1e6:.3f} ms "
-                f"(allowed +-{allowed / 1e6:.3f})"
-            )
+        error = outside(lk, t, bounds(t, rel, SLACK_NS, lone))
+        if share >= MIN_SHARE and error:
+            errors.append(error)
         if lk["hold_ns"] + lk["wait_ns"] > lk["cs_ns"] * 1.001 + 1000:
             errors.append(f"{name}: hold + wait exceed the critical-section time")
     names = [n for n in truth if n in reported]
@@ -118,7 +139,9 @@ def test_times_match_the_programs_own_measure(
     assert res.returncode == 0, res.stderr
     life, truth = parse_truth(res.stdout)
     assert life > 0 and set(truth) == {"lock_a", "lock_b"}
-    errors, figures = compare(doc, life, truth, REL_WIDE if mode in ("short", "cond") else REL)
+    lone = threads == 1  # one worker: its lock calls never wait for another thread
+    rel = REL_WIDE if mode in ("short", "cond") else REL
+    errors, figures = compare(doc, life, truth, rel, lone)
     assert not errors, "\n".join(errors + figures)
     if mode == "sleepy":
         # 20 sections in 20,000 sleep 1 ms holding the lock: about 80% of lock_a's time.
@@ -129,8 +152,7 @@ def test_times_match_the_programs_own_measure(
         assert timing["lost_cpu_seen"], timing["lost_cpu_unseen_why"]
         a = {lk["site"]["symbol"]: lk for lk in doc["locks"]}["lock_a"]
         assert a["timing"].startswith("sampled"), a["timing"]
-        allowed = REL * truth["lock_a"]["cs_ns"] + truth["lock_a"]["slow_release_ns"]
-        assert abs(a["cs_ns"] - truth["lock_a"]["cs_ns"]) <= allowed, figures
+        assert not outside(a, truth["lock_a"], bounds(truth["lock_a"], REL, 0, lone)), figures
     if mode == "rare":
         # 100 sections of 60 us among 2 million short ones: sampled, each long one picked
         # counts like any sample (the estimate above is within REL), and the site is not
@@ -138,7 +160,7 @@ def test_times_match_the_programs_own_measure(
         # (one such outlier in the samples used to switch it: pairs.c measured that path)
         a = {lk["site"]["symbol"]: lk for lk in doc["locks"]}["lock_a"]
         assert a["timing"].startswith("sampled"), a["timing"]
-        assert abs(a["cs_ns"] - truth["lock_a"]["cs_ns"]) <= REL * truth["lock_a"]["cs_ns"], figures
+        assert not outside(a, truth["lock_a"], bounds(truth["lock_a"], REL, 0, lone)), figures
 
 
 @pytest.mark.parametrize("sample", ["16", "1"], ids=["sampled", "exact"])
@@ -163,12 +185,10 @@ def test_a_slow_release_counts_in_the_section(run_locktune, truth_bin, tmp_path,
         t, lk = truth[name], reported[name]
         assert lk["acquisitions"] == t["acquisitions"]
         # 300 ns of each section is the release: missing it is 30-40% off.  10% leaves room
-        # for a preempted release (allowed as the truth's slow releases) and a busy machine.
-        allowed = 0.10 * t["cs_ns"] + t["slow_release_ns"]
-        assert abs(lk["cs_ns"] - t["cs_ns"]) <= allowed, (
-            f"{name} ({lk['timing']}): cs {lk['cs_ns'] / 1e6:.3f} ms, "
-            f"true {t['cs_ns'] / 1e6:.3f} ms (allowed +-{allowed / 1e6:.3f})"
-        )
+        # for a busy machine, and the preemptions the truth cannot place are allowed (one
+        # worker: bounds()).
+        error = outside(lk, t, bounds(t, 0.10, 0, True))
+        assert not error, f"{error} ({lk['timing']})"
 
 
 def test_without_rseq_the_report_says_lost_cpus_are_not_seen(run_locktune, truth_bin, tmp_path):
@@ -196,7 +216,14 @@ def test_a_contended_short_lock_stays_sampled(run_locktune, native_dir, tmp_path
     to timing every section, for fear of a preempted holder - which doubled the cost of
     profiling it (lockbench 59% slower against 25%).  Sections found fought over are now timed
     one by one and the site stays sampled; one preemption among a thread's first sections no
-    longer makes it "long" either (lost_cpu_sections).  The counts stay exact."""
+    longer makes it "long" either (lost_cpu_sections).  The counts stay exact.
+
+    One rule may still time all of them, and rightly: long random samples that keep their
+    CPU, frequent enough to carry the estimate (track.h, ltp_outlier).  In one-line sections
+    those are the machine's own stalls (a vCPU the host did not run, a long interrupt), which
+    on the shared AMD VM came at one in 1024 samples in some runs and one in 7,000 in others;
+    the profile then says so ("frequent long samples"), and the rule is the one thing that
+    may have switched the site."""
     bench = native_dir / "bin" / "locktune-lockbench"
     res, doc = profile(
         run_locktune,
@@ -220,9 +247,12 @@ def test_a_contended_short_lock_stays_sampled(run_locktune, native_dir, tmp_path
     assert run["check"]["ok"], run["check"]
     assert lk["acquisitions"] == run["run"]["ops_all_phases"]  # every section, counted
     assert lk["contended"] > 0, lk  # the case: threads do queue behind it
+    assert lk["lost_cpu_sections"] <= lk["timed_acquisitions"]
+    if lk["timing"].startswith("exact: frequent long samples"):
+        assert lk["outlier_sections"] >= 8, lk  # LTP_OUTLIERS_LONG (layout.h)
+        return
     assert lk["timing"].startswith("sampled"), lk["timing"]
     assert lk["timed_acquisitions"] <= 0.5 * lk["acquisitions"], (
         lk["timed_acquisitions"],
         lk["acquisitions"],
     )
-    assert lk["lost_cpu_sections"] <= lk["timed_acquisitions"]
