@@ -231,7 +231,10 @@ static __attribute__((noinline)) void shfl_wait(lt_mutex_t *m, bool blocking)
         }
         lt_spin_poll(&s, LT_WAIT_SPIN); /* the head never parks */
     }
-    if (impatient) /* ours now: the others may steal again */
+    /* Ours now: the others may steal again (shfl_fast, in lock and trylock, reads no_steal).
+     * relaxed: a hint; and the next head's own store of 1 cannot be undone by this one - it
+     * comes after our release XCHG to READY below, which that head acquired. */
+    if (impatient)
         __atomic_store_n(&l->no_steal, 0, __ATOMIC_RELAXED);
 
     /* Hand the head role on: the MCS unlock, done at the end of lock. */
