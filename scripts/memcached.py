@@ -499,6 +499,21 @@ RECIPE = realprog.Recipe(
     ),
     harness=harness,
     profile=profile_under_load,
+    source_fixes=(
+        realprog.SourceFix(
+            "proto_text.c",
+            "        delta += time_delta;\n        current_time += delta;\n",
+            "        delta += time_delta;\n        current_time += time_delta;\n",
+            # The debug command `debugtime N` moved the clock by the running total of its
+            # deltas, not by N; the next clock tick (clock_handler: current_time = now +
+            # delta) took the excess back.  t/expirations.t moves it by 3, 4, 2: an item
+            # stored with the excess expires late, and a tick between `debugtime 2` and the
+            # next `add` brings it back to life ('stored add again' fails).  Seen once in
+            # CI under shfl-block; the original glibc build fails the same way, 1 in 8 with
+            # a 50 ms pause put in that window.
+            "debugtime moved the clock by its running total: t/expirations.t raced the tick",
+        ),
+    ),
 )
 
 

@@ -118,6 +118,38 @@ def run_bounded(
 
 
 @dataclass(frozen=True)
+class SourceFix:
+    """A bug of the program's own, fixed in its source before the original is built (so in
+    both trees): one exact text that must occur once in `path`, and why.  For bugs that make
+    the program's own suite fail at random whatever the locks, shown on the original build;
+    never for anything the rewrite or the runtime does."""
+
+    path: str
+    old: str
+    new: str
+    why: str
+
+
+def apply_fixes(recipe: Recipe, tree: Path) -> list[dict]:
+    """Apply the recipe's source fixes to tree; a fix whose text is not there once (another
+    version of the package) stops the build with the file and the reason."""
+    done = []
+    for fix in recipe.source_fixes:
+        f = tree / fix.path
+        text = f.read_text(errors="surrogateescape") if f.exists() else ""
+        n = text.count(fix.old)
+        if n != 1:
+            raise Failed(
+                f"{f}: the source fix ({fix.why}) expects its text once, found {n}: "
+                "the package changed; review the fix"
+            )
+        f.write_text(text.replace(fix.old, fix.new), errors="surrogateescape")
+        done.append({"path": fix.path, "why": fix.why})
+        say(f"source fix: {fix.path}: {fix.why}")
+    return done
+
+
+@dataclass(frozen=True)
 class Recipe:
     """How one program builds and tests itself.  Commands are shell lines run at the tree's
     root; `$LT_CFLAGS` and `$LT_LIBS` hold `locktune flags --cflags` / `--libs` for the
@@ -148,6 +180,7 @@ class Recipe:
     env: dict[str, str] = field(default_factory=dict)  # for every step, both trees
     harness: Callable[[Path, dict, Path], dict] | None = None
     profile: Callable[[Path], Path] | None = None
+    source_fixes: tuple[SourceFix, ...] = ()
 
     @property
     def by_case(self) -> bool:
@@ -347,6 +380,7 @@ def build_original(recipe: Recipe, work: Path) -> dict:
     source = fetch(recipe)
     say(f"copying {source} -> {tree}")
     copy_tree(source, tree)
+    fixes = apply_fixes(recipe, tree)
     env = step_env(recipe, rewritten=False)
     t = shell(recipe.configure, tree, env, work / "original-configure.log")
     t += shell(
@@ -356,6 +390,8 @@ def build_original(recipe: Recipe, work: Path) -> dict:
     if not cc.exists() or not json.loads(cc.read_text()):
         raise Failed(f"{tree}: bear wrote no compile commands")
     rec = {"wall_s": round(t, 1), "compile_commands": len(json.loads(cc.read_text()))}
+    if fixes:
+        rec["source_fixes"] = fixes
     (work / "build-original.json").write_text(json.dumps(rec) + "\n")
     return rec
 

@@ -143,3 +143,25 @@ def test_each_memcached_test_file_has_a_network_of_its_own(tmp_path):
         rec, out = MC._prove_one(tmp_path, "t/probe.t", env, 60)
     assert rec["status"] == "ok", out
     assert rec["tests"] == 3, out
+
+
+def test_a_source_fix_applies_once_or_stops_the_build(tmp_path):
+    """A recipe's source fixes (a bug of the program's own that makes its suite fail at random
+    on the original too) are applied to the original's tree before it is built, so to both
+    trees; a fix whose text is not there exactly once stops the build, naming the file."""
+    fix = RP.SourceFix("a.c", "x += total;\n", "x += n;\n", "why")
+    recipe = RP.every_recipe()["memcached"]
+    recipe = type(recipe)(**{**recipe.__dict__, "source_fixes": (fix,)})
+    (tmp_path / "a.c").write_text("int f(void) {\n    x += total;\n}\n")
+    assert RP.apply_fixes(recipe, tmp_path) == [{"path": "a.c", "why": "why"}]
+    assert "x += n;" in (tmp_path / "a.c").read_text()
+    try:  # applied already: the text is gone
+        RP.apply_fixes(recipe, tmp_path)
+    except RP.Failed as e:
+        assert "a.c" in str(e) and "found 0" in str(e)
+    else:
+        raise AssertionError("a fix whose text is missing was applied silently")
+    # memcached's: debugtime's clock step (the text is checked against the real source by
+    # test_memcached.py, whose build applies it)
+    (mc_fix,) = RP.every_recipe()["memcached"].source_fixes
+    assert mc_fix.path == "proto_text.c" and "current_time += time_delta" in mc_fix.new
