@@ -26,7 +26,9 @@ static const char *const what[LT_MISUSE_N] = {
                               "process-shared (EINVAL)",
 };
 
-/* (site, kind) pairs already reported: each is reported once. */
+/* (site, kind) pairs already reported: each is reported once.  report_lock is held across a
+ * fork (thread.c's handlers), as the statistics' lock is (stats.c): copied held, it would stop
+ * the child's first misuse report for ever. */
 #define MAX_REPORTED 256
 static struct {
     int site;
@@ -34,6 +36,21 @@ static struct {
 } reported[MAX_REPORTED];
 static unsigned nreported;
 static pthread_mutex_t report_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void lt_diag_prepare_fork(void)
+{
+    pthread_mutex_lock(&report_lock);
+}
+
+void lt_diag_parent_after_fork(void)
+{
+    pthread_mutex_unlock(&report_lock);
+}
+
+void lt_diag_fork_child(void)
+{
+    pthread_mutex_unlock(&report_lock); /* taken by this thread in lt_diag_prepare_fork */
+}
 
 void lt_misuse(const lt_mutex_t *m, enum lt_misuse kind)
 {

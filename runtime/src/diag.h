@@ -20,5 +20,9 @@ enum lt_misuse {
 };
 
 void lt_misuse(const lt_mutex_t *m, enum lt_misuse kind);
+/* fork (thread.c's handlers): the reports' lock is held across the fork, free in the child. */
+void lt_diag_prepare_fork(void);
+void lt_diag_parent_after_fork(void);
+void lt_diag_fork_child(void);
 
 #endif

@@ -6,11 +6,27 @@
  * counters while it runs); other ids share one "other" bucket.  A thread's counters are folded
  * into the process totals when it exits.  Counters are written by their thread only, with
  * relaxed atomic stores, and read by the reporter with relaxed atomic loads.
+ *
+ * fork.  The list of live tables and the totals are under reg_lock, which a thread takes to
+ * join the list (its first count, which allocates its table), to allocate a chunk of its
+ * table, to leave the list (its exit, which frees its table) and to write the report.  The
+ * lock is held across the fork (lt_stats_prepare_fork, from thread.c's prepare handler), as
+ * every global lock of the runtime is: copied held by another thread, it stayed held for ever
+ * in the child, whose threads then stopped at their first count - test_rcl's fork case under
+ * load: the parent's worker thread held reg_lock for its first count as the main thread
+ * forked; in the child every client and servicing thread waited on it in lt_stat_add, and
+ * the child never exited.  A child so finds every table of the parent's threads on the list,
+ * whole, or not allocated; those of the threads it lost stay there: their counts are the
+ * parent's up to the fork, which the child's report includes, as it always did.
+ *
+ *   a thread's table:  none --first count: calloc, link (reg_lock)--> listed
+ *                      listed --exit: fold into totals, unlink, free (reg_lock)--> none
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,31 +88,61 @@ static struct counters *chunk_of(struct table *t, unsigned ci)
     return c;
 }
 
-void lt_stat_add(int site, enum lt_stat s, uint64_t n)
+/* A thread's first count, or its first in a chunk of sites: its table joins the list, or the
+ * chunk is allocated, under reg_lock - which the fork holds (the header), so a forked child
+ * finds the table and its chunks on the list or not allocated at all, never allocated and
+ * known only to a thread it lost (a leak in the child: LeakSanitizer's report failed the
+ * child).  NULL if out of memory. */
+static __attribute__((noinline)) struct counters *chunk_slow(struct lt_thread *self, unsigned ci)
 {
-    struct lt_thread *self = &lt_thread_self;
+    bool joined = false;
+    struct counters *c = NULL;
+    pthread_mutex_lock(&reg_lock);
     struct lt_stats_thread *st = self->stats;
-    if (!st) {
-        st = calloc(1, sizeof *st);
-        if (!st)
-            return;
-        pthread_mutex_lock(&reg_lock);
+    if (!st && (st = calloc(1, sizeof *st)) != NULL) {
         st->next = live;
         if (live)
             live->prev = st;
         live = st;
-        pthread_mutex_unlock(&reg_lock);
         self->stats = st;
-        lt_thread_register();
+        joined = true;
     }
+    if (st)
+        c = chunk_of(&st->t, ci);
+    pthread_mutex_unlock(&reg_lock);
+    if (joined)
+        lt_thread_register();
+    return c;
+}
+
+void lt_stat_add(int site, enum lt_stat s, uint64_t n)
+{
+    struct lt_thread *self = &lt_thread_self;
+    struct lt_stats_thread *st = self->stats;
     unsigned ci, off;
     locate(site, &ci, &off);
-    struct counters *c = chunk_of(&st->t, ci);
-    if (!c)
-        return;
+    /* acquire: as chunk_of's (this thread published it: program order anyway). */
+    struct counters *c = st ? __atomic_load_n(&st->t.chunk[ci], __ATOMIC_ACQUIRE) : NULL;
+    if (!c && !(c = chunk_slow(self, ci)))
+        return; /* statistics are best effort; the lock still works */
     uint64_t *p = &c[off].c[s];
     /* relaxed: this thread is the only writer; the reporter only needs a recent value. */
     __atomic_store_n(p, *p + n, __ATOMIC_RELAXED);
+}
+
+void lt_stats_prepare_fork(void)
+{
+    pthread_mutex_lock(&reg_lock); /* no thread is half-way onto or off the list at the fork */
+}
+
+void lt_stats_parent_after_fork(void)
+{
+    pthread_mutex_unlock(&reg_lock);
+}
+
+void lt_stats_fork_child(void)
+{
+    pthread_mutex_unlock(&reg_lock); /* taken by this thread in lt_stats_prepare_fork */
 }
 
 static void add_table(struct table *dst, struct table *src)
@@ -128,10 +174,11 @@ void lt_stats_thread_exit(void)
         live = st->next;
     if (st->next)
         st->next->prev = st->prev;
-    pthread_mutex_unlock(&reg_lock);
+    /* Freed under the lock too: a fork finds the table on the list or freed (chunk_slow). */
     for (unsigned ci = 0; ci <= NCHUNKS; ci++)
         free(st->t.chunk[ci]);
     free(st);
+    pthread_mutex_unlock(&reg_lock);
 }
 
 /* ---- the report ---- */

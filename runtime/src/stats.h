@@ -61,5 +61,10 @@ void lt_stats_enable(const char *path);
 void lt_stats_thread_exit(void);
 /* Write the report now (also called at exit).  Returns 0 or an errno value. */
 int lt_stats_write(void);
+/* fork (thread.c's handlers): the statistics' lock is held across the fork, and free in the
+ * child. */
+void lt_stats_prepare_fork(void);
+void lt_stats_parent_after_fork(void);
+void lt_stats_fork_child(void);
 
 #endif

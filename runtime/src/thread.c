@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "algo.h"
+#include "diag.h"
 #include "mutex.h"
 #include "qnode.h"
 #include "stats.h"
@@ -57,14 +58,24 @@ static void list_leave(struct lt_thread *t)
     pthread_mutex_unlock(&list_lock);
 }
 
+/* The runtime's global locks are all held across the fork, so that the child finds each free
+ * and what it protects whole: the thread list, the timed waiters (timed.c), the statistics
+ * (stats.c), the misuse reports (diag.c).  Taken in that order, the only one in which any two
+ * of them nest (a timed hand-off counts under the timed waiters' lock; nothing is taken under
+ * the statistics' or the reports' lock, and the rcl servers' locks, with their own handlers in
+ * rcl/server.c, never nest with these). */
 static void prepare_fork(void)
 {
     pthread_mutex_lock(&list_lock); /* no thread is half-way onto the list at the fork */
     lt_mutex_timed_prepare_fork();
+    lt_stats_prepare_fork();
+    lt_diag_prepare_fork();
 }
 
 static void parent_after_fork(void)
 {
+    lt_diag_parent_after_fork();
+    lt_stats_parent_after_fork();
     lt_mutex_timed_parent_after_fork();
     pthread_mutex_unlock(&list_lock);
 }
@@ -77,6 +88,10 @@ static void child_after_fork(void)
      * acquiring or executing on.  Then forget them. */
     struct lt_thread *self = &lt_thread_self;
     int32_t forker = self->tid;
+    /* First the statistics and the reports, whole and needing no repair: what follows may count
+     * or report (this thread's first count takes the statistics' lock). */
+    lt_stats_fork_child();
+    lt_diag_fork_child();
     for (struct lt_thread *t = list_head; t; t = t->list_next)
         if (t != self && t->waiting)
             lt_mutex_fork_repair(t->waiting);
