@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define CHECK(cond)                                                                                \
     do {                                                                                           \
@@ -32,6 +33,27 @@ static inline double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The machine's own delay, for the tests that bound a wait: how much later than asked a 1 ms
+ * sleep ends, at worst, until *stop (an atomic int) is set.  A thread runs it beside the test:
+ * pthread_create(&t, NULL, machine_lateness, &l); the worst is l.late_s once it is joined. */
+struct lateness {
+    const int *stop;
+    double late_s;
+};
+
+static inline void *machine_lateness(void *arg)
+{
+    struct lateness *l = arg;
+    while (!__atomic_load_n(l->stop, __ATOMIC_RELAXED)) {
+        double t0 = now_s();
+        usleep(1000);
+        double late = now_s() - t0 - 0.001;
+        if (late > l->late_s)
+            l->late_s = late;
+    }
+    return NULL;
 }
 
 #endif
