@@ -201,12 +201,14 @@ class Resolver:
         return out
 
 
-def scaled(slots: dict) -> dict:
+def scaled(slots: dict, outside: float = 0.0) -> dict:
     """Slot sums with the untimed uncontended acquisitions estimated from the random samples
     (layout.h, "Timing"): hold and cs grow by (acquisitions - timed) x the samples' mean.
     The samples exclude preempted ones, so the estimate is of the sections' time on a CPU:
     preemption inside an untimed uncontended section (which no thread waited on) is not
-    counted; waits are always measured.  Counts stay exact."""
+    counted; waits are always measured.  Counts stay exact.  `outside`: what each timed
+    section's cs lacks of its lock call's entry and release call's return (the wrappers' own
+    instructions outside its window: timed_outside)."""
     out = dict(slots)
     out["timed_hold"] = slots["hold"]
     untimed = slots["acquisitions"] - slots["timed"]
@@ -214,10 +216,20 @@ def scaled(slots: dict) -> dict:
         out[k] = slots[k] + _estimate(
             untimed, slots[f"{k}_free"], slots["timed_free"], slots[k], slots["timed"]
         )
+    out["cs"] += slots["timed"] * outside
     return out
 
 
-def scaled_callsite(c: dict, site: dict) -> dict:
+def timed_outside(header: dict) -> float:
+    """Ticks a timed section's own window leaves out of the pair of calls it is, measured at
+    start-up (interpose.c, ltp_sample_calibrate: timed_bias, a negative difference): the
+    site lookup and sampling decision before its first reading, the bookkeeping after its
+    last.  The program waits for them all the same, as it does in the untimed pairs that the
+    random samples stand for (sample_bias)."""
+    return float(max(0, -header.get("timed_bias", 0)))
+
+
+def scaled_callsite(c: dict, site: dict, outside: float = 0.0) -> dict:
     """A callsite's sums (raw.CALLSITE_FIELDS) with its untimed acquisitions estimated as
     the site's are (scaled): from this caller's own random samples (callers of one lock run
     sections of different lengths), or, before it has any, from the site's."""
@@ -229,6 +241,7 @@ def scaled_callsite(c: dict, site: dict) -> dict:
         else:
             add = _estimate(untimed, site[f"{k}_free"], site["timed_free"], c[k], c["timed"])
         out[k] = c[k] + add
+    out["cs"] += c["timed"] * outside
     return out
 
 
@@ -349,6 +362,7 @@ class Process:
         self.raw = profile
         h = profile.header
         self.hz, self.hz_source = clock_hz(profile, clock)
+        self.outside = timed_outside(h)
         self.end = end_ticks(profile)
         thread_ticks = 0
         cs_outer = 0.0
@@ -359,12 +373,16 @@ class Process:
             if r.serial and r.start_ticks:
                 thread_ticks += max(0, self.end - r.start_ticks)
             # Outermost sections not timed (layout.h, "Timing"): estimated from the random ones.
-            cs_outer += r.cs_outer + _estimate(
-                r.outer_sections - r.outer_timed,
-                r.cs_outer_random,
-                r.outer_random,
-                r.cs_outer,
-                r.outer_timed,
+            cs_outer += (
+                r.cs_outer
+                + r.outer_timed * self.outside
+                + _estimate(
+                    r.outer_sections - r.outer_timed,
+                    r.cs_outer_random,
+                    r.outer_random,
+                    r.cs_outer,
+                    r.outer_timed,
+                )
             )
             self.noise += r.clock_noise
             self.foreign += r.foreign_unlocks
@@ -431,12 +449,12 @@ class Process:
                 )
         for g in self.groups.values():
             slots = g.pop("slots")
-            sums = scaled(slots)
+            sums = scaled(slots, self.outside)
             for k in TIME_FIELDS:
                 sums[k] = _ns(sums[k], self.hz)
             g["sums"] = sums
             for c in g["callsites"].values():
-                cs = scaled_callsite(c.pop("raw"), slots)
+                cs = scaled_callsite(c.pop("raw"), slots, self.outside)
                 c.pop("site_slots")
                 for k in ("wait", "hold", "cs"):
                     cs[k] = _ns(cs[k], self.hz)
@@ -920,6 +938,8 @@ def build_run(
             # rounds of the start-up calibration undisturbed (0: the machine never let one
             # run through, and samples are taken as they are)
             "sample_bias_rounds": main.header["sample_bias_rounds"],
+            # added to each timed section: its calls' instructions outside its own window
+            "timed_outside_ns": round(_ns(pmain.outside, pmain.hz), 1),
             # sections that lost their CPU (preempted, migrated, signalled) are seen, timed,
             # and never stand for the untimed ones (profiler/src/tripwire.h)
             "lost_cpu_seen": bool(main.header["tripwire"]),
@@ -929,9 +949,11 @@ def build_run(
             "all of a site with long sections, then 1 in sample_period of the uncontended ones "
             "at random, the others estimated from those (their time on a CPU, less "
             "sample_bias_ns each: what a sample costs beyond an untimed pair, measured at start-up); "
-            "counts are exact"
+            "each timed section with timed_outside_ns added (its calls' own instructions outside "
+            "its clock readings, measured at start-up); counts are exact"
             if period > 1
-            else "every critical section timed",
+            else "every critical section timed, with timed_outside_ns added to each (its calls' "
+            "own instructions outside its clock readings, measured at start-up)",
             "waited_for_cpu_per_cpu_second": None
             if preempted["ratio"] is None
             else round(preempted["ratio"], 4),

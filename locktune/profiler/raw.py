@@ -36,10 +36,10 @@ HEADER_NUMBERS = (
     "nmodules nsites records free_records next_serial threads_created threads_live "
     "threads_max_live threads_untracked locks_untracked sites_overflow pmu_available "
     "pmu_open_errno pmu_pfm_error pmu_type pmu_config pmu_thread_failures sample_period "
-    "exact_first sample_bias tripwire sample_bias_hold sample_bias_rounds"
+    "exact_first sample_bias tripwire sample_bias_hold sample_bias_rounds timed_bias"
 ).split()
-HEADER_RESERVED = 24
-HEADER_SIGNED = ("sample_bias", "sample_bias_hold")  # int64_t in layout.h
+HEADER_RESERVED = 23
+HEADER_SIGNED = ("sample_bias", "sample_bias_hold", "timed_bias")  # int64_t in layout.h
 HEADER_STRINGS_AT = 8 + 8 * (len(HEADER_NUMBERS) + HEADER_RESERVED)  # 592, see layout.h
 
 SITE_FIELDS = (

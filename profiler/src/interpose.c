@@ -274,11 +274,14 @@ static inline int mutex_unlock_in(struct ltp_tls *t, pthread_mutex_t *m)
     }
     /* A random sample reads the clock once more than an untimed pair, after the release,
      * and no more: no t2 (its hold is its cs less the calibrated cost of the two calls:
-     * ltp_released). */
+     * ltp_released).  That reading is ordered: an unordered one may run before the
+     * release's atomic has drained the stores the section left, and that drain grows with
+     * the section (its stores), so the empty sections of the calibration could not stand for
+     * it: short sampled sections came out 5-8% low on the AMD EPYC VM, exact ones right. */
     uint64_t t2 = h->random ? 0 : ltp_now();
     int r = ltp_real.mutex_unlock(m);
     if (r == 0)
-        ltp_released(t, h, t2, ltp_now(), ltp_pmc(t));
+        ltp_released(t, h, t2, h->random ? ltp_now_ordered() : ltp_now(), ltp_pmc(t));
     return r;
 }
 
@@ -292,27 +295,34 @@ LTP_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 
 /* ---------------------------------------------------------------- sample calibration
  *
- * A random sample stands for the untimed sections of its site (track.h, ltp_unbiased), but it
- * is not one of them: its window [t0, t3] holds two clock readings they do not make (the
- * acquisition's second one, the release's ordered one) and more bookkeeping, and leaves out
- * what an untimed pair spends in the wrappers outside that window (the site lookup and the
- * sampling decision before t0, the pop after the release), which the program waits for all
- * the same.  What the difference comes to depends on the CPU: the two readings alone were 21
- * ns on the Intel host, and taking 30 out of each sample on an AMD EPYC host left short
- * sampled sections 11% low, where taking nothing left them 16% high.
+ * Two corrections the profiler cannot read off one section, measured once, at start-up.
  *
- * So it is measured, once, at start-up, on the very code the wrappers run (mutex_lock_at,
- * mutex_unlock_in), on a private mutex and slot: in each round, CAL_PAIRS empty untimed pairs
- * timed from outside, each between two ordered readings (clock.h) less what one reading takes
- * (the median of back-to-back ones), as a timed section is; then CAL_PAIRS empty random
- * samples, timed by the profiler as a sample is.  (Timing a loop of untimed pairs instead
- * gives their throughput, which the CPU's overlap of one pair with the next makes shorter than
- * the time from a call's entry to the release's return: on the AMD host that left the bias 10
- * ns too large.)  cs bias = a sample's cs less an untimed pair's; hold bias = a sample's hold,
- * that of an empty section.  A round in which the thread lost its CPU (an
- * untimed pair timed after all, a sample that is no sample: tripwire.h) does not count; the
- * median of the first CAL_ROUNDS that do is kept, of CAL_TRIES at most (about 50 us each).
- * The calling thread's state (its record, countdown, tripwire count) is put back after. */
+ * A timed section's window [t0, t3] leaves out what its two calls spend outside it (the
+ * site lookup and the sampling decision before t0, the bookkeeping after t3), which the
+ * program waits for all the same: about 18 ns of a pair on the AMD EPYC VM, 12% of a short
+ * section.  timed bias = a timed section's cs less its pair's whole cost (negative); the
+ * analysis adds its opposite to each timed section (analyze.py, timed_outside).
+ *
+ * A random sample stands for the untimed sections of its site (track.h, ltp_unbiased), but it
+ * is not one of them: its window holds two ordered clock readings they do not make and more
+ * bookkeeping, and leaves out what an untimed pair spends in the wrappers outside it.  What
+ * the difference comes to depends on the CPU: the two readings alone were 21 ns on the Intel
+ * host, and taking 30 out of each sample on an AMD EPYC host left short sampled sections 11%
+ * low, where taking nothing left them 16% high.  cs bias = a sample's cs less an untimed
+ * pair's whole cost; hold bias = a sample's hold, that of an empty section.
+ *
+ * Each is measured on the very code the wrappers run (mutex_lock_at, mutex_unlock_in), on a
+ * private mutex and slots: in each round, CAL_PAIRS empty timed pairs, CAL_PAIRS empty
+ * untimed pairs, each timed from outside between two ordered readings (clock.h) less what
+ * one reading takes (reading_cost), then CAL_PAIRS empty random samples, timed by the
+ * profiler as a sample is.  (Timing a loop of untimed pairs instead gives their throughput,
+ * which the CPU's overlap of one pair with the next makes shorter than the time from a call's
+ * entry to the release's return: on the AMD host that left the bias 10 ns too large.)  A
+ * round in which the thread lost its CPU (an untimed pair timed after all, a sample that is
+ * no sample: tripwire.h) does not count; the median of the first CAL_ROUNDS that do is kept,
+ * of CAL_TRIES at most (about 50 us each).  The calling thread's state (its record,
+ * countdown, tripwire count) is put back after.  With every section timed (sample period 1)
+ * only the timed bias is measured. */
 
 #define CAL_ROUNDS   9
 #define CAL_TRIES    64
@@ -339,52 +349,90 @@ static int cmp_i64(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
+/* Mean cost of one ordered reading: the mean of back-to-back differences, those of an
+ * interrupt (above 10 times the median) left out.  Not the median: the clock moves in steps
+ * (26 ticks, 10 ns, on the AMD EPYC VM, where back-to-back ordered readings differ by 52 or
+ * 78), and the median is one step or the other whatever the mean between them. */
+static uint64_t reading_cost(void)
+{
+    uint64_t d[CAL_READINGS], prev = ltp_now_ordered();
+    for (int i = 0; i < CAL_READINGS; i++) {
+        uint64_t x = ltp_now_ordered();
+        d[i] = x - prev;
+        prev = x;
+    }
+    qsort(d, CAL_READINGS, sizeof d[0], cmp_u64);
+    uint64_t sum = 0, n = 0;
+    for (int i = 0; i < CAL_READINGS && d[i] <= 10 * d[CAL_READINGS / 2]; i++)
+        sum += d[i], n++;
+    return sum / n;
+}
+
+/* CAL_PAIRS empty pairs on slot s, each timed from outside as a timed section is (between two
+ * ordered readings, less one reading's cost): their mean.  countdown: the thread's before
+ * each pair (1: a random sample). */
+static int64_t pairs_outside(struct ltp_tls *t, pthread_mutex_t *m, struct ltp_raw_slot *s,
+                             struct ltp_lockent *e, uint32_t countdown, uint64_t reading,
+                             void (*pair)(struct ltp_tls *, pthread_mutex_t *,
+                                          struct ltp_raw_slot *, struct ltp_lockent *))
+{
+    uint64_t sum = 0;
+    for (int i = 0; i < CAL_PAIRS; i++) {
+        t->countdown = countdown;
+        uint64_t x0 = ltp_now_ordered();
+        pair(t, m, s, e);
+        sum += ltp_elapsed(x0, ltp_now_ordered(), &t->rec->clock_noise);
+    }
+    return (int64_t)(sum / CAL_PAIRS) - (int64_t)reading;
+}
+
 void ltp_sample_calibrate(struct ltp_tls *t)
 {
     static struct ltp_tls saved;
     static struct ltp_raw_record rec;
-    static struct ltp_raw_slot slot;
+    static struct ltp_raw_slot slot, tslot;
     static struct ltp_lockent ent;
-    int64_t cs_bias[CAL_ROUNDS], hold_bias[CAL_ROUNDS];
+    int64_t cs_bias[CAL_ROUNDS], hold_bias[CAL_ROUNDS], timed_bias[CAL_ROUNDS];
     void (*volatile pair)(struct ltp_tls *, pthread_mutex_t *, struct ltp_raw_slot *,
                           struct ltp_lockent *) = cal_pair;
+    int sampled = ltp_sample_period != 1;
     pthread_mutex_t m;
-    if (ltp_sample_period == 1 || ltp_real.mutex_init(&m, NULL) != 0)
+    if (ltp_real.mutex_init(&m, NULL) != 0)
         return;
     saved = *t;
     t->rec = &rec;
     t->depth = 0;
-    ltp_sample_bias = ltp_sample_bias_hold = 0;
+    ltp_sample_bias = ltp_sample_bias_hold = ltp_timed_bias = 0;
     int n = 0;
     for (int round = 0; round < CAL_TRIES && n < CAL_ROUNDS; round++) {
         memset(&slot, 0, sizeof slot);
+        memset(&tslot, 0, sizeof tslot);
         slot.long_cs = LTP_CS_SHORT; /* sampled, decided */
         slot.timed = LTP_EXACT_FIRST;
-        t->countdown = UINT32_MAX; /* untimed until the samples below */
-        pair(t, &m, &slot, &ent);  /* the caller's entry (ltp_callsite_slow), out of the way */
-        uint64_t reading[CAL_READINGS], prev = ltp_now_ordered();
-        for (int i = 0; i < CAL_READINGS; i++) {
-            uint64_t x = ltp_now_ordered();
-            reading[i] = x - prev;
-            prev = x;
-        }
-        qsort(reading, CAL_READINGS, sizeof reading[0], cmp_u64);
-        uint64_t untimed = 0;
-        for (int i = 0; i < CAL_PAIRS; i++) {
-            uint64_t x0 = ltp_now_ordered();
-            pair(t, &m, &slot, &ent);
-            untimed += ltp_elapsed(x0, ltp_now_ordered(), &rec.clock_noise);
-        }
-        int untimed_ok = slot.timed == LTP_EXACT_FIRST; /* none timed late */
-        for (int i = 0; i < CAL_PAIRS; i++) {
-            t->countdown = 1; /* the next acquisition is a random sample */
-            pair(t, &m, &slot, &ent);
-        }
-        if (!untimed_ok || slot.timed_free != CAL_PAIRS) /* each kept its CPU */
+        tslot.long_cs = LTP_CS_LONG; /* every section timed */
+        t->countdown = UINT32_MAX;   /* untimed until the samples below */
+        pair(t, &m, &slot, &ent);    /* the callers' entries (ltp_callsite_slow), out of the way */
+        pair(t, &m, &tslot, &ent);
+        uint64_t cs0 = tslot.cs;
+        uint64_t reading = reading_cost();
+        /* the timed sections' own cs against their whole pairs' */
+        int64_t timed = pairs_outside(t, &m, &tslot, &ent, UINT32_MAX, reading, pair);
+        if (tslot.lost_cpu != 0) /* each kept its CPU */
             continue;
-        cs_bias[n] = (int64_t)(slot.cs_free / CAL_PAIRS) -
-                     ((int64_t)(untimed / CAL_PAIRS) - (int64_t)reading[CAL_READINGS / 2]);
-        hold_bias[n] = (int64_t)(slot.hold_free / CAL_PAIRS);
+        timed_bias[n] = (int64_t)((tslot.cs - cs0) / CAL_PAIRS) - timed;
+        if (sampled) {
+            /* untimed pairs, then as many random samples of an empty section */
+            int64_t untimed = pairs_outside(t, &m, &slot, &ent, UINT32_MAX, reading, pair);
+            int untimed_ok = slot.timed == LTP_EXACT_FIRST; /* none timed late */
+            for (int i = 0; i < CAL_PAIRS; i++) {
+                t->countdown = 1; /* the next acquisition is a random sample */
+                pair(t, &m, &slot, &ent);
+            }
+            if (!untimed_ok || slot.timed_free != CAL_PAIRS) /* each kept its CPU */
+                continue;
+            cs_bias[n] = (int64_t)(slot.cs_free / CAL_PAIRS) - untimed;
+            hold_bias[n] = (int64_t)(slot.hold_free / CAL_PAIRS);
+        }
         n++;
     }
     ltp_real.mutex_destroy(&m);
@@ -392,6 +440,10 @@ void ltp_sample_calibrate(struct ltp_tls *t)
     ltp_sample_bias_rounds = (uint32_t)n;
     if (n == 0)
         return; /* never undisturbed: no correction (the profile says so) */
+    qsort(timed_bias, (size_t)n, sizeof timed_bias[0], cmp_i64);
+    ltp_timed_bias = timed_bias[n / 2];
+    if (!sampled)
+        return;
     qsort(cs_bias, (size_t)n, sizeof cs_bias[0], cmp_i64);
     qsort(hold_bias, (size_t)n, sizeof hold_bias[0], cmp_i64);
     ltp_sample_bias = cs_bias[n / 2];

@@ -136,7 +136,10 @@ struct ltp_raw_header {
     uint64_t tripwire;            /* 1: sections that lost their CPU are seen (tripwire.h) */
     uint64_t sample_bias_hold;    /* ... out of its hold (int64_t) */
     uint64_t sample_bias_rounds;  /* calibration rounds (interpose.c); 0: no correction */
-    uint64_t reserved[24];
+    uint64_t timed_bias;          /* a timed section's cs less its pair's whole cost, in ticks
+                                   * (int64_t, negative): the wrappers' own instructions
+                                   * outside its window (interpose.c, calibration) */
+    uint64_t reserved[23];
     char pmu_event[128];
     char pmu_reason[256];
     char exe[1024];

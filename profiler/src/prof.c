@@ -181,6 +181,7 @@ __attribute__((constructor)) static void ltp_prof_start(void)
         ltp_hdr()->sample_bias = (uint64_t)ltp_sample_bias;
         ltp_hdr()->sample_bias_hold = (uint64_t)ltp_sample_bias_hold;
         ltp_hdr()->sample_bias_rounds = ltp_sample_bias_rounds;
+        ltp_hdr()->timed_bias = (uint64_t)ltp_timed_bias;
     }
 }
 

@@ -28,6 +28,7 @@ uint32_t ltp_sample_period = 1;
 int64_t ltp_sample_bias;
 int64_t ltp_sample_bias_hold;
 uint32_t ltp_sample_bias_rounds;
+int64_t ltp_timed_bias;
 
 static struct ltp_raw_record *record_acquire(void)
 {

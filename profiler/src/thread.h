@@ -65,6 +65,7 @@ extern uint32_t ltp_sample_period;      /* 1: time every section (LOCKTUNE_PROF_
 extern int64_t ltp_sample_bias;         /* ticks taken out of each random sample's cs (track.h) */
 extern int64_t ltp_sample_bias_hold;    /* ... and out of its hold */
 extern uint32_t ltp_sample_bias_rounds; /* calibration rounds it is the median of */
+extern int64_t ltp_timed_bias;          /* a timed section's cs less its pair's cost */
 
 /* Make the calling thread ACTIVE if it can be; returns it, or NULL to pass through.
  * Also the entry point of the process-wide initialisation (prof.c). */

@@ -283,8 +283,8 @@ LTP_INLINE void ltp_outlier(struct ltp_raw_slot *s)
 }
 
 /* A random sample stands for the untimed sections of its site, but is not quite one of them:
- * one more clock reading inside its window (after the release: interpose.c), more bookkeeping,
- * and the wrappers' work outside the window, which an untimed pair spends within the
+ * one more clock reading inside its window (ordered, after the release: interpose.c), more
+ * bookkeeping, and the wrappers' work outside the window, which an untimed pair spends within the
  * program's lock calls all the same.  The difference, measured at start-up
  * on the wrappers' own code (interpose.c, ltp_sample_calibrate), is taken out of each sample
  * before it joins the estimate (the sample itself counts as measured); it may be negative.
