@@ -212,8 +212,10 @@ std::optional<std::string> HeldWalk::backward(CfgPos End, const StmtPred &IsStar
         }
         if (Started)
             continue;
-        if (It.B == Entry || It.B->pred_empty())
+        if (It.B == Entry)
             return What + " is released without being taken in the section";
+        if (It.B->pred_empty())
+            continue; // dead code (after the last case of a switch that ends in a break, say)
         for (const CFGBlock::AdjacentBlock &A : It.B->preds())
             if (const CFGBlock *P = A.getReachableBlock())
                 Work.push_back({P, unsigned(P->size())});
