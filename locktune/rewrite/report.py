@@ -49,6 +49,8 @@ def build(
         ):
             if k in sec:
                 entry[k] = sec[k]
+        if sec.get("rotated"):  # its endless loop rotated (refactor/src/LoopRotation.h)
+            entry["rotated"] = sec["rotated"]
         sections.append(entry)
     site_list = [
         {
@@ -170,6 +172,8 @@ def build(
             "not_built_files": sorted({s["file"] for s in not_built}),
             "extracted": len(extracted),
             "kept": len(kept),
+            # extracted after their endless loop was rotated (refactor/src/LoopRotation.h)
+            "rotated": sum(1 for x in extracted if x.get("rotated")),
             "kept_reasons": dict(Counter(s["reason"] or "?" for s in kept).most_common()),
             "sites": len(site_list),
             "token_fallbacks": len(fallbacks),
@@ -238,6 +242,11 @@ def summary_text(rep: dict, report_path: str | None) -> str:
             f"  critical sections  {s['sections']} found, {s['extracted']} extracted "
             f"({pct:.0f}%), {s['kept']} kept as lock/unlock"
         )
+        if s.get("rotated"):
+            lines.append(
+                f"    {s['rotated']} of them in loops rotated so that each turn's section closes "
+                "a block (the lock released for an instant each turn)"
+            )
         if s.get("fragments"):
             lines.append(
                 f"    also {s['fragments']} lock calls of wrapper functions and unlocks of "

@@ -3,6 +3,7 @@
 #include "Emitter.h"
 #include "Lifetime.h"
 #include "LockSites.h"
+#include "LoopRotation.h"
 #include "SectionChecks.h"
 #include "SectionFinder.h"
 #include "TUContext.h"
@@ -43,6 +44,45 @@ struct CallFinder : RecursiveASTVisitor<CallFinder> {
     }
 };
 
+// The lock operations of FD, in source order, with its parent map; null when it has none.
+std::unique_ptr<FunctionContext> functionOps(ASTContext &Ctx, const SourceText &Src,
+                                             LockCalls &Calls, const FunctionDecl *FD)
+{
+    const SourceManager &SM = Ctx.getSourceManager();
+    CallFinder CF;
+    CF.TraverseStmt(FD->getBody());
+    auto F = std::make_unique<FunctionContext>(Ctx, Src, FD);
+    for (const CallExpr *C : CF.Calls)
+        if (std::optional<LockOp> Op = Calls.classify(C, FD)) {
+            F->Ops.emplace(C, *Op);
+            F->OpOrder.push_back(C);
+        }
+    if (F->Ops.empty())
+        return nullptr;
+    std::stable_sort(F->OpOrder.begin(), F->OpOrder.end(),
+                     [&](const CallExpr *A, const CallExpr *B) {
+                         return SM.isBeforeInTranslationUnit(SM.getExpansionLoc(A->getBeginLoc()),
+                                                             SM.getExpansionLoc(B->getBeginLoc()));
+                     });
+    F->PM = std::make_unique<ParentMap>(FD->getBody());
+    return F;
+}
+
+// The path of a location's file as the report writes it.
+PathOf reportPathOf(const SourceManager &SM, const std::string &Root)
+{
+    return [&SM, Root](SourceLocation L) -> std::string {
+        FileID FID = SM.getFileID(SM.getExpansionLoc(L));
+        const FileEntry *FE = SM.getFileEntryForID(FID);
+        if (!FE)
+            return "<unknown>";
+        llvm::SmallString<256> P(FE->getName());
+        llvm::sys::fs::make_absolute(P);
+        llvm::sys::path::remove_dots(P, /*remove_dot_dot=*/true);
+        return reportPath(P.str().str(), Root);
+    };
+}
+
 // Everything about one function, kept alive until the file is rendered (edits refer to it).
 struct FunctionWork {
     std::unique_ptr<FunctionContext> F;
@@ -77,22 +117,32 @@ std::optional<std::string> Extractor::run(Report &R)
     }
 }
 
+std::optional<std::string> Extractor::rotate(std::vector<Rotation> &Out)
+{
+    const SourceManager &SM = Ctx.getSourceManager();
+    SourceText Src(SM, Ctx.getLangOpts());
+    LockCalls Calls(Ctx, Src, reportPathOf(SM, Opts.SourceRoot), Opts.Wrappers);
+    for (Decl *D : Ctx.getTranslationUnitDecl()->decls()) {
+        auto *FD = dyn_cast<FunctionDecl>(D);
+        if (!FD || !FD->doesThisDeclarationHaveABody() ||
+            !SM.isWrittenInMainFile(SM.getExpansionLoc(FD->getBeginLoc())))
+            continue;
+        if (std::unique_ptr<FunctionContext> F = functionOps(Ctx, Src, Calls, FD))
+            for (Rotation &R : findRotations(*F))
+                Out.push_back(std::move(R));
+    }
+    if (Out.empty())
+        return std::nullopt;
+    return applyRotations(Src.buffer(), Out);
+}
+
 std::optional<std::string> Extractor::runOnce(Report &R,
                                               const std::map<const CallExpr *, std::string> &Keep,
                                               std::vector<const CallExpr *> &Conflicts)
 {
     const SourceManager &SM = Ctx.getSourceManager();
     SourceText Src(SM, Ctx.getLangOpts());
-    PathOf Path = [&](SourceLocation L) -> std::string {
-        FileID FID = SM.getFileID(SM.getExpansionLoc(L));
-        const FileEntry *FE = SM.getFileEntryForID(FID);
-        if (!FE)
-            return "<unknown>";
-        llvm::SmallString<256> P(FE->getName());
-        llvm::sys::fs::make_absolute(P);
-        llvm::sys::path::remove_dots(P, /*remove_dot_dot=*/true);
-        return reportPath(P.str().str(), Opts.SourceRoot);
-    };
+    PathOf Path = reportPathOf(SM, Opts.SourceRoot);
     std::string FileName = Path(SM.getLocForStartOfFile(SM.getMainFileID()));
     LockCalls Calls(Ctx, Src, Path, Opts.Wrappers);
     ThreadIdentity Identity(Src, Opts.External);
@@ -110,24 +160,11 @@ std::optional<std::string> Extractor::runOnce(Report &R,
             continue;
         if (!SM.isWrittenInMainFile(SM.getExpansionLoc(FD->getBeginLoc())))
             continue;
-        CallFinder CF;
-        CF.TraverseStmt(FD->getBody());
         FunctionWork W;
-        W.F = std::make_unique<FunctionContext>(Ctx, Src, FD);
-        FunctionContext &F = *W.F;
-        for (const CallExpr *C : CF.Calls)
-            if (std::optional<LockOp> Op = Calls.classify(C, FD)) {
-                F.Ops.emplace(C, *Op);
-                F.OpOrder.push_back(C);
-            }
-        if (F.Ops.empty())
+        W.F = functionOps(Ctx, Src, Calls, FD);
+        if (!W.F)
             continue;
-        std::stable_sort(
-            F.OpOrder.begin(), F.OpOrder.end(), [&](const CallExpr *A, const CallExpr *B) {
-                return SM.isBeforeInTranslationUnit(SM.getExpansionLoc(A->getBeginLoc()),
-                                                    SM.getExpansionLoc(B->getBeginLoc()));
-            });
-        F.PM = std::make_unique<ParentMap>(FD->getBody());
+        FunctionContext &F = *W.F;
         F.Facts = collectFacts(FD, *F.PM, Src);
         F.FnBegin = Src.offset(FD->getBeginLoc());
         F.Cfg = std::make_unique<CfgIndex>(FD, Ctx);

@@ -10,6 +10,7 @@
 #define LOCKTUNE_EXTRACT_EXTRACTOR_H
 
 #include "LockCalls.h"
+#include "LoopRotation.h"
 #include "Report.h"
 #include "SourceText.h"
 #include "ThreadIdentity.h"
@@ -46,6 +47,11 @@ public:
     // When the edits of some sections overlap (a limit of the emitter), those sections are
     // kept, with the reason, and the file is analysed again: the others are still extracted.
     std::optional<std::string> run(Report &R);
+
+    // The main file's text with its lock-dropping endless loops rotated (LoopRotation.h),
+    // line for line, when it has any; Out gets each rotation.  The caller analyses that text
+    // in place of the file's.
+    std::optional<std::string> rotate(std::vector<Rotation> &Out);
 
 private:
     // One pass; sections whose lock call is in Keep are kept with that reason.  Conflicts:

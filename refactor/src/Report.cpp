@@ -56,6 +56,8 @@ llvm::json::Value Report::toJSON() const
              S->Context.empty() ? llvm::json::Value(nullptr) : llvm::json::Value(S->Context)},
             {"wrapper",
              S->Wrapper.empty() ? llvm::json::Value(nullptr) : llvm::json::Value(S->Wrapper)},
+            {"rotated",
+             S->Rotated.empty() ? llvm::json::Value(nullptr) : llvm::json::Value(S->Rotated)},
         };
         if (S->Kind == "section")
             (S->Extracted ? Extracted : Kept)++;

@@ -27,6 +27,7 @@ struct SectionEntry {
     unsigned EarlyExits = 0;
     std::string Context; // "union", "struct" or empty
     std::string Wrapper;
+    std::string Rotated; // the loop rotated so that this section closes a block (LoopRotation.h)
 };
 
 struct SiteEntry {

@@ -360,11 +360,21 @@ struct Run {
     bool Failed = false;
 };
 
+// The main file's text with its loops rotated (LoopRotation.h), analysed in its place.
+struct RotatedText {
+    std::string Original; // the file as written
+    std::string Text;
+    std::vector<locktune::Rotation> Rotations;
+    const CompilerInvocation *Base = nullptr; // the file's own invocation, for the checks
+    bool Parsed = false;                      // set by the nested analysis
+    std::string Error;                        // its first error ("LINE: message"), if any
+};
+
 class Consumer : public ASTConsumer {
 public:
     Consumer(Run &R, CompilerInstance &CI, std::vector<locktune::Span> &Skipped,
-             std::optional<unsigned> &LastInclude)
-        : R(R), CI(CI), Skipped(Skipped), LastInclude(LastInclude),
+             std::optional<unsigned> &LastInclude, RotatedText *Rotated = nullptr)
+        : R(R), CI(CI), Skipped(Skipped), LastInclude(LastInclude), Rotated(Rotated),
           FirstDiag(R.Report.Diagnostics.size())
     {
     }
@@ -374,6 +384,27 @@ public:
         const FileEntry *Main = SM.getFileEntryForID(SM.getMainFileID());
         std::string Path = absolute(Main ? Main->getName() : "<input>");
         std::string Rel = locktune::reportPath(Path, R.Opts.SourceRoot);
+        if (Rotated) {
+            if (CI.getDiagnostics().hasErrorOccurred())
+                return; // the caller analyses the file as written
+            Rotated->Parsed = true;
+        } else if (!CI.getDiagnostics().hasErrorOccurred()) {
+            std::vector<locktune::Rotation> Rs;
+            locktune::Extractor X0(Ctx, R.Opts, Skipped, LastInclude);
+            if (std::optional<std::string> Text = X0.rotate(Rs)) {
+                RotatedText T;
+                T.Original = SM.getBufferData(SM.getMainFileID()).str();
+                T.Text = std::move(*Text);
+                T.Rotations = std::move(Rs);
+                T.Base = &CI.getInvocation();
+                if (analyseRotated(Path, Rel, T))
+                    return;
+                if (!T.Error.empty())
+                    llvm::errs() << "locktune-extract: " << Rel << ":" << T.Rotations[0].LoopLine
+                                 << ": note: the rotated loops do not parse (line " << T.Error
+                                 << "; a bug of the tool): the file is analysed as written\n";
+            }
+        }
         if (CI.getDiagnostics().hasErrorOccurred()) {
             R.Failed = true; // the file does not parse: it is not rewritten
             locktune::DiagEntry First{Rel, 0, "does not parse"};
@@ -384,12 +415,17 @@ public:
         }
         R.Report.FilesAnalysed.push_back(Rel);
         locktune::Extractor X(Ctx, R.Opts, Skipped, LastInclude);
+        size_t FirstSection = R.Report.Sections.size();
         std::optional<std::string> Text = X.run(R.Report);
+        if (Rotated)
+            noteRotations(Rel, FirstSection);
+        noteUndone(Rel, FirstSection);
         if (!Text)
             return;
         // What would be written must compile; a rewrite that does not is a bug of the tool,
         // reported, and the file is left to the other passes as it is.
-        std::vector<std::string> Errors = checkRewritten(CI.getInvocation(), Path, *Text, false);
+        const CompilerInvocation &Inv = Rotated ? *Rotated->Base : CI.getInvocation();
+        std::vector<std::string> Errors = checkRewritten(Inv, Path, *Text, false);
         if (Errors.empty() && !checkOtherCommands(Path, Rel, *Text))
             return;
         if (!Errors.empty()) {
@@ -427,6 +463,114 @@ public:
     }
 
 private:
+    // Analyses T.Text in place of the main file (the file's own invocation, the text remapped
+    // at its path), by a Consumer of its own.  A rotation whose section is not extracted after
+    // all is undone (the loop stays as written), and the text analysed again; false when no
+    // rotation is left, or the text did not parse: the caller analyses the file as written.
+    bool analyseRotated(const std::string &Path, const std::string &Rel, RotatedText &T)
+    {
+        while (true) {
+            Snapshot Before(R);
+            auto Inv = std::make_shared<CompilerInvocation>(CI.getInvocation());
+            PreprocessorOptions &PPO = Inv->getPreprocessorOpts();
+            PPO.addRemappedFile(Path, llvm::MemoryBuffer::getMemBufferCopy(T.Text, Path).release());
+            PPO.RetainRemappedFileBuffers = false;
+            CompilerInstance Nested;
+            Nested.setInvocation(Inv);
+            ErrorList Errors;
+            Nested.createDiagnostics(&Errors, /*ShouldOwnClient=*/false);
+            RotatedAction A(R, T);
+            T.Parsed = false;
+            Nested.ExecuteAction(A);
+            if (!T.Parsed) {
+                Before.restore(R);
+                T.Error = Errors.Errors.empty() ? "?" : Errors.Errors.front();
+                return false;
+            }
+            std::vector<locktune::Rotation> Kept;
+            for (const locktune::Rotation &Rot : T.Rotations) {
+                std::optional<std::string> Why = keptWhy(Rel, Before.Sections, Rot.Lines.back());
+                if (!Why)
+                    Kept.push_back(Rot);
+                else
+                    Undone.push_back({Rot.Before, "with the loop at line " +
+                                                      std::to_string(Rot.LoopLine) +
+                                                      " rotated, it would still be kept: " + *Why});
+            }
+            if (Kept.size() == T.Rotations.size())
+                return true;
+            Before.restore(R);
+            if (Kept.empty())
+                return false;
+            T.Rotations = std::move(Kept);
+            T.Text = locktune::applyRotations(T.Original, T.Rotations);
+        }
+    }
+
+    // What the report held before a nested analysis, to undo it.
+    struct Snapshot {
+        size_t Sections, Sites, Diagnostics, Rewritten, Analysed, FailedFiles;
+        bool Failed;
+        explicit Snapshot(const Run &R)
+            : Sections(R.Report.Sections.size()), Sites(R.Report.Sites.size()),
+              Diagnostics(R.Report.Diagnostics.size()), Rewritten(R.Report.FilesRewritten.size()),
+              Analysed(R.Report.FilesAnalysed.size()), FailedFiles(R.Report.FilesFailed.size()),
+              Failed(R.Failed)
+        {
+        }
+        void restore(Run &R) const
+        {
+            for (size_t I = Rewritten; I < R.Report.FilesRewritten.size(); ++I) {
+                llvm::SmallString<256> Out(R.OutDir);
+                llvm::sys::path::append(Out, R.Report.FilesRewritten[I]);
+                llvm::sys::fs::remove(Out);
+            }
+            R.Report.Sections.resize(Sections);
+            R.Report.Sites.resize(Sites);
+            R.Report.Diagnostics.resize(Diagnostics);
+            R.Report.FilesRewritten.resize(Rewritten);
+            R.Report.FilesAnalysed.resize(Analysed);
+            R.Report.FilesFailed.resize(FailedFiles);
+            R.Failed = Failed;
+        }
+    };
+
+    // Why the section of file Rel opened at Line, among the report's sections from First on,
+    // was kept (nothing: it was extracted).
+    std::optional<std::string> keptWhy(const std::string &Rel, size_t First, unsigned Line) const
+    {
+        for (size_t I = First; I < R.Report.Sections.size(); ++I) {
+            const locktune::SectionEntry &E = R.Report.Sections[I];
+            if (E.File == Rel && E.Kind == "section" && E.Line == Line)
+                return E.Extracted ? std::nullopt : std::optional<std::string>(E.Reason);
+        }
+        return std::string("no section opens there");
+    }
+
+    // The kept sections from First on whose loop was rotated in vain say what else keeps them.
+    void noteUndone(const std::string &Rel, size_t First)
+    {
+        for (size_t I = First; I < R.Report.Sections.size(); ++I) {
+            locktune::SectionEntry &E = R.Report.Sections[I];
+            for (const auto &[Lines, Why] : Undone)
+                if (E.File == Rel && E.Kind == "section" && !E.Extracted &&
+                    std::count(Lines.begin(), Lines.end(), E.Line))
+                    E.Reason += "; " + Why;
+        }
+    }
+
+    // The sections from FirstSection on that the rotations opened say so.
+    void noteRotations(const std::string &Rel, size_t FirstSection)
+    {
+        for (size_t I = FirstSection; I < R.Report.Sections.size(); ++I) {
+            locktune::SectionEntry &E = R.Report.Sections[I];
+            for (const locktune::Rotation &Rot : Rotated->Rotations)
+                if (E.File == Rel && E.Kind == "section" &&
+                    std::count(Rot.Lines.begin(), Rot.Lines.end(), E.Line))
+                    E.Rotated = locktune::describe(Rot);
+        }
+    }
+
     // The rewritten text against the file's other commands; false (reported, the file not
     // rewritten) when one of them does not compile it.
     bool checkOtherCommands(const std::string &Path, const std::string &Rel,
@@ -462,11 +606,33 @@ private:
         return true;
     }
 
+    // The nested analysis of a rotated text: a Consumer with that text's record.
+    class RotatedAction : public ASTFrontendAction {
+    public:
+        RotatedAction(Run &R, RotatedText &T) : R(R), T(T) {}
+        std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &CI, StringRef) override
+        {
+            CI.getPreprocessor().addPPCallbacks(
+                std::make_unique<SkippedRanges>(CI.getSourceManager(), Skipped, LastInclude));
+            return std::make_unique<Consumer>(R, CI, Skipped, LastInclude, &T);
+        }
+
+    private:
+        Run &R;
+        RotatedText &T;
+        std::vector<locktune::Span> Skipped;
+        std::optional<unsigned> LastInclude;
+    };
+
     Run &R;
     CompilerInstance &CI;
     std::vector<locktune::Span> &Skipped;
     std::optional<unsigned> &LastInclude;
-    size_t FirstDiag; // the first diagnostic of this translation unit
+    RotatedText *Rotated; // set: this consumer analyses a rotated text
+    size_t FirstDiag;     // the first diagnostic of this translation unit
+    // Rotations undone (their section kept all the same): the lines of the loop's lock
+    // calls as written, and what keeps the section.
+    std::vector<std::pair<std::vector<unsigned>, std::string>> Undone;
 };
 
 class Action : public ASTFrontendAction {

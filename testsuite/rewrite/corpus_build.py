@@ -9,6 +9,7 @@ Directives in a program's main.c (comments):
     // NEEDS: recursive                                    a runtime capability it relies on
     // KEPT: text                                          a section kept, its reason contains text
     // EXTRACTED: N                                        N sections extracted (with extraction)
+    // ROTATED: N                                          N sections opened by a rotated loop
     // SITES: N                                            N sites in locktune_config.h
     // NOTE: text                                          a note of the report contains text
     // CHECK...: see filecheck.py

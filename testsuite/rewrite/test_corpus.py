@@ -132,6 +132,8 @@ def test_sections_report(name, corpus, capabilities):
         )
     for n in cb.directives(name, "EXTRACTED"):
         assert sum(s["status"] == "extracted" for s in sections) == int(n), sections
+    for n in cb.directives(name, "ROTATED"):
+        assert sum(bool(s.get("rotated")) for s in sections) == int(n), sections
     for n in cb.directives(name, "SITES"):
         assert len(b.report["sites"]) == int(n), b.report["sites"]
     notes = [n["message"] for n in b.report["notes"]]
