@@ -7,7 +7,9 @@
 #include "clang/AST/StmtCXX.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
+#include <set>
 
 using namespace clang;
 
@@ -89,6 +91,32 @@ std::string oneLine(llvm::StringRef Text)
     return Text.contains('\n') ? std::string() : Text.str();
 }
 
+// True when Text, moved to the end of Body, could name something else there: an identifier
+// of it is declared by a statement of Body itself (`struct box *b = ...;` after the relock
+// would capture the `b` of a moved `unlock(&b->lock)`).
+bool shadowedAtEnd(const CompoundStmt *Body, llvm::StringRef Text)
+{
+    std::set<std::string> Words;
+    for (size_t I = 0; I < Text.size();) {
+        if (isalpha((unsigned char)Text[I]) || Text[I] == '_') {
+            size_t J = I;
+            while (J < Text.size() && (isalnum((unsigned char)Text[J]) || Text[J] == '_'))
+                ++J;
+            Words.insert(Text.slice(I, J).str());
+            I = J;
+        } else {
+            ++I;
+        }
+    }
+    for (const Stmt *S : Body->body())
+        if (const auto *DS = dyn_cast<DeclStmt>(S))
+            for (const Decl *D : DS->decls())
+                if (const auto *ND = dyn_cast<NamedDecl>(D))
+                    if (Words.count(ND->getNameAsString()))
+                        return true;
+    return false;
+}
+
 } // namespace
 
 // W: `lock; P; while (c) { unlock; W; lock; B } unlock;` becomes
@@ -150,7 +178,8 @@ std::optional<Rotation> whileRotation(const FunctionContext &F,
             ++InLoop;
     }
     std::string UText = oneLine(Src.text(*USpan)), Cond = oneLine(Src.text(*CondSpan));
-    if (InLoop != 2 || UText.empty() || Cond.empty() || UText != oneLine(Src.text(*AfterSpan)))
+    if (InLoop != 2 || UText.empty() || Cond.empty() || UText != oneLine(Src.text(*AfterSpan)) ||
+        shadowedAtEnd(Body, UText + " " + Cond))
         return std::nullopt;
     Rotation R;
     R.Shape = 'W';
@@ -242,7 +271,7 @@ std::vector<Rotation> findRotations(const FunctionContext &F)
             if (!USpan || !KSpan)
                 continue;
             std::string UText = oneLine(Src.text(*USpan));
-            if (UText.empty())
+            if (UText.empty() || shadowedAtEnd(Body, UText))
                 continue;
             R.Shape = 'T';
             R.Lines = {Src.line(PreSpan->Begin), Src.line(KSpan->Begin)};

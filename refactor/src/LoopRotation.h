@@ -43,8 +43,9 @@
 // the previous turn's last call (the first one's: right after the lock before the loop).
 // No continue of the loop may skip part of a turn, no label may let a goto enter one half-way,
 // and the lock is taken and released nowhere else in the loop: B and W run with and without
-// the lock exactly as before.  In E and T a break, return or goto out of the loop leaves it
-// holding the lock or not exactly as before (the moved calls sit at the turn's two ends); in W
+// the lock exactly as before; what moves to the end of a turn names nothing a declaration of
+// the turn itself would capture there.  In E and T a break, return or goto out of the loop leaves
+// it holding the lock or not exactly as before (the moved calls sit at the turn's two ends); in W
 // a break or goto would skip the unlock now at the turn's end, and blocks the rotation.  The edits
 // keep every line where it was, so that every line number the report, the lock sites and a profile
 // use stays the same.

@@ -14,6 +14,12 @@ static pthread_mutex_t store_lock = PTHREAD_MUTEX_INITIALIZER;
 static long queued, moved, moved_sum; /* under queue_lock */
 static long stored, stored_sum, turns; /* under store_lock */
 
+struct box {
+    pthread_mutex_t lock;
+    long n;
+};
+static struct box boxes[2] = {{PTHREAD_MUTEX_INITIALIZER, 0}, {PTHREAD_MUTEX_INITIALIZER, 0}};
+
 /* The window at the end of each turn: moves what the producers queued. */
 static void *mover(void *arg)
 {
@@ -55,6 +61,23 @@ static void *storer(void *arg)
     return NULL;
 }
 
+/* The window at the top, and a turn that declares a `b` of its own: the unlock may not move to
+ * the end of the turn, where its `b` would name the other box.  Not rotated. */
+static void *counter(void *arg)
+{
+    struct box *b = arg;
+    pthread_mutex_lock(&b->lock);
+    for (;;) {
+        pthread_mutex_unlock(&b->lock);
+        sched_yield();
+        pthread_mutex_lock(&b->lock);
+        b->n++;
+        struct box *b = &boxes[1];
+        (void)b;
+    }
+    return NULL;
+}
+
 static void *producer(void *arg)
 {
     (void)arg;
@@ -68,9 +91,10 @@ static void *producer(void *arg)
 
 int main(void)
 {
-    pthread_t m, s, p[PRODUCERS];
+    pthread_t m, s, c, p[PRODUCERS];
     pthread_create(&m, NULL, mover, NULL);
     pthread_create(&s, NULL, storer, NULL);
+    pthread_create(&c, NULL, counter, &boxes[0]);
     for (int i = 0; i < PRODUCERS; i++)
         pthread_create(&p[i], NULL, producer, NULL);
     for (int i = 0; i < PRODUCERS; i++)
@@ -83,8 +107,15 @@ int main(void)
         sum = stored_sum;
         pthread_mutex_unlock(&store_lock);
     }
+    long counted = 0;
+    while (counted < 1000) {
+        sched_yield();
+        pthread_mutex_lock(&boxes[0].lock);
+        counted = boxes[0].n;
+        pthread_mutex_unlock(&boxes[0].lock);
+    }
     pthread_mutex_lock(&queue_lock);
-    printf("moved %ld (sum %ld), stored %ld (sum %ld)\n", moved, moved_sum, done, sum);
+    printf("moved %ld (sum %ld), stored %ld (sum %ld), counted\n", moved, moved_sum, done, sum);
     pthread_mutex_unlock(&queue_lock);
     return 0; /* the mover and the storer loop on: the process ends with main */
 }
@@ -98,5 +129,10 @@ int main(void)
 // CHECK: lt_execute(&store_lock, storer__cs3, &lt_cs3);
 // CHECK-NEXT: seen = lt_cs3.out.seen; }
 // CHECK-NOT: pthread_mutex_lock(&store_lock)
-// EXTRACTED: 7
+// CHECK: static void *counter(void *arg)
+// CHECK: lt_mutex_lock(&b->lock);
+// CHECK-NEXT: for (;;) {
+// CHECK-NEXT: lt_mutex_unlock(&b->lock);
+// KEPT: does not close a block
+// EXTRACTED: 8
 // ROTATED: 3
