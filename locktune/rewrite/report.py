@@ -49,7 +49,7 @@ def build(
         ):
             if k in sec:
                 entry[k] = sec[k]
-        if sec.get("rotated"):  # its endless loop rotated (refactor/src/LoopRotation.h)
+        if sec.get("rotated"):  # its loop rotated (refactor/src/LoopRotation.h)
             entry["rotated"] = sec["rotated"]
         sections.append(entry)
     site_list = [
@@ -172,7 +172,7 @@ def build(
             "not_built_files": sorted({s["file"] for s in not_built}),
             "extracted": len(extracted),
             "kept": len(kept),
-            # extracted after their endless loop was rotated (refactor/src/LoopRotation.h)
+            # extracted after their loop was rotated (refactor/src/LoopRotation.h)
             "rotated": sum(1 for x in extracted if x.get("rotated")),
             "kept_reasons": dict(Counter(s["reason"] or "?" for s in kept).most_common()),
             "sites": len(site_list),

@@ -368,17 +368,16 @@ static uint64_t reading_cost(void)
     return sum / n;
 }
 
-/* CAL_PAIRS empty pairs on slot s, each timed from outside as a timed section is (between two
- * ordered readings, less one reading's cost): their mean.  countdown: the thread's before
- * each pair (1: a random sample). */
+/* CAL_PAIRS empty pairs on slot s, none a random sample, each timed from outside as a timed
+ * section is (between two ordered readings, less one reading's cost): their mean. */
 static int64_t pairs_outside(struct ltp_tls *t, pthread_mutex_t *m, struct ltp_raw_slot *s,
-                             struct ltp_lockent *e, uint32_t countdown, uint64_t reading,
+                             struct ltp_lockent *e, uint64_t reading,
                              void (*pair)(struct ltp_tls *, pthread_mutex_t *,
                                           struct ltp_raw_slot *, struct ltp_lockent *))
 {
     uint64_t sum = 0;
     for (int i = 0; i < CAL_PAIRS; i++) {
-        t->countdown = countdown;
+        t->countdown = UINT32_MAX;
         uint64_t x0 = ltp_now_ordered();
         pair(t, m, s, e);
         sum += ltp_elapsed(x0, ltp_now_ordered(), &t->rec->clock_noise);
@@ -416,13 +415,13 @@ void ltp_sample_calibrate(struct ltp_tls *t)
         uint64_t cs0 = tslot.cs;
         uint64_t reading = reading_cost();
         /* the timed sections' own cs against their whole pairs' */
-        int64_t timed = pairs_outside(t, &m, &tslot, &ent, UINT32_MAX, reading, pair);
+        int64_t timed = pairs_outside(t, &m, &tslot, &ent, reading, pair);
         if (tslot.lost_cpu != 0) /* each kept its CPU */
             continue;
         timed_bias[n] = (int64_t)((tslot.cs - cs0) / CAL_PAIRS) - timed;
         if (sampled) {
             /* untimed pairs, then as many random samples of an empty section */
-            int64_t untimed = pairs_outside(t, &m, &slot, &ent, UINT32_MAX, reading, pair);
+            int64_t untimed = pairs_outside(t, &m, &slot, &ent, reading, pair);
             int untimed_ok = slot.timed == LTP_EXACT_FIRST; /* none timed late */
             for (int i = 0; i < CAL_PAIRS; i++) {
                 t->countdown = 1; /* the next acquisition is a random sample */

@@ -1,7 +1,7 @@
 // LoopRotation: a background thread's loop that lets its lock go for an instant, rotated so
 // that each turn's critical section closes a block, in the order the program already runs.
 //
-// Two shapes, both an endless loop (`while (1)`, `for (;;)`) right after the lock call:
+// Three shapes.  Two are an endless loop (`while (1)`, `for (;;)`) right after the lock call:
 //
 //   window at the end (E)              window at the top (T)
 //
