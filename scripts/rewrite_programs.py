@@ -29,6 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "results" / "rewrite-programs"
 TARGET = 90.0  # % of the sections whose lock and unlock lie in one function
+MEMCACHED_TARGET = 95.0  # the same, for memcached alone
 
 
 # A kept section's reason, grouped: the first pattern that matches names its group.
@@ -190,10 +191,7 @@ def render(doc: dict, prose: str) -> None:
         "",
         prose,
         "",
-        f"Target: {TARGET:.0f}% of the sections whose lock and unlock lie in one function, "
-        "memcached 95% without `--lock-wrapper`: "
-        + ("met." if doc["all_programs"]["percent"] >= TARGET else "not met (the kept reasons).")
-        + "",
+        targets(doc),
         "",
         "## Kept, by reason",
         "",
@@ -201,6 +199,23 @@ def render(doc: dict, prose: str) -> None:
         "",
     ]
     (OUT / "programs.md").write_text("\n".join(md))
+
+
+def targets(doc: dict) -> str:
+    """Each target, met or not, with its figure."""
+    share = doc["all_programs"]["percent"]
+    memcached = [p for p in doc["programs"] if p["program"].startswith("memcached")]
+    out = [
+        f"Target: {TARGET:.0f}% of the sections whose lock and unlock lie in one function: "
+        + (f"met ({share}%)." if share >= TARGET else f"not met ({share}%; the kept reasons).")
+    ]
+    if memcached:
+        m = memcached[0]["of_those_extracted_percent"]
+        out.append(
+            f"memcached {MEMCACHED_TARGET:.0f}% without `--lock-wrapper`: "
+            + (f"met ({m}%)." if m >= MEMCACHED_TARGET else f"not met ({m}%; the kept reasons).")
+        )
+    return " ".join(out)
 
 
 def main() -> int:

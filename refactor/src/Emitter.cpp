@@ -113,7 +113,7 @@ std::string field(const Section &S, bool Callee, bool In, const std::string &Nam
 
 bool hasIn(const Section &S)
 {
-    if (S.CarryErrno)
+    if (S.CarryErrno || !S.VaStarts.empty())
         return true;
     for (const Binding &B : S.Bindings)
         if (B.In || B.Mode == BindMode::Pointer)
@@ -185,6 +185,8 @@ void Emitter::name(FunctionContext &F, Section &S)
         S.ResVar = unique("lt_res" + std::to_string(S.Number), false);
         S.ExitVar = "(intptr_t)" + S.ResVar;
     }
+    if (!S.VaStarts.empty())
+        S.VaVar = unique("lt_va" + std::to_string(S.Number), false);
     S.CtxParam = unique("lt_ctx", false);
     S.ArgParam = unique("lt_arg", false);
     bool In = hasIn(S), Out = hasOut(S);
@@ -210,6 +212,8 @@ std::string Emitter::contextType(const Section &S) const
         In.push_back("int lt_errno;");
         Out.push_back("int lt_errno;");
     }
+    if (!S.VaStarts.empty())
+        In.push_back("va_list *lt_va;");
     std::string T;
     if (S.Union) {
         T = "union " + S.CtxType + " {\n" + Unit + "struct {\n";
@@ -370,6 +374,8 @@ std::vector<std::string> Emitter::contextDecl(const Section &S, const std::strin
         }
         if (S.CarryErrno)
             Init.push_back(".lt_errno = errno");
+        if (!S.VaStarts.empty())
+            Init.push_back(".lt_va = &" + S.VaVar);
         std::string Decl = std::string(S.Union ? "union " : "struct ") + S.CtxType + " " + S.CtxVar;
         if (!Init.empty()) {
             std::string Open = S.Union ? "{.in = {" : "{", Close = S.Union ? "}}" : "}";
@@ -507,6 +513,12 @@ std::string Emitter::callSite(FunctionContext &F, Section &S) const
         if (H.AfterSection)
             L.push_back(declare(H.Var->getType().getUnqualifiedType(), H.Var->getNameAsString()) +
                         ";");
+    // The section's va_start calls copy this list (sectionVaStarts).
+    if (!S.VaStarts.empty()) {
+        const ParmVarDecl *Last = F.Fn->getParamDecl(F.Fn->getNumParams() - 1);
+        L.push_back("va_list " + S.VaVar + ";");
+        L.push_back("va_start(" + S.VaVar + ", " + Last->getNameAsString() + ");");
+    }
     std::vector<std::string> Ctx_ = contextDecl(S, I);
     L.insert(L.end(), Ctx_.begin(), Ctx_.end());
     std::string Call = std::string(S.Flags ? "lt_execute_ex(" : "lt_execute(") + lockExpr(F, S) +
@@ -516,6 +528,8 @@ std::string Emitter::callSite(FunctionContext &F, Section &S) const
         L.push_back(Call + ";");
     else
         L.push_back("intptr_t " + S.ExitVar + " = (intptr_t)" + Call + ";");
+    if (!S.VaStarts.empty())
+        L.push_back("va_end(" + S.VaVar + ");");
 
     std::vector<std::string> Rest = tailLines(F, S, I);
     L.insert(L.end(), Rest.begin(), Rest.end());
@@ -567,6 +581,13 @@ void Emitter::emit(FunctionContext &F, std::vector<Section *> &Extracted)
                                 R.DotBase || R.Postfix ? "(*" + N + ")" : "*" + N);
             }
         }
+        // va_start(ap, last) -> va_copy(ap, *lt_ctx->lt_va): the caller started that list.
+        for (const CallExpr *C : S->VaStarts)
+            if (std::optional<Span> Sp = Src.span(C->getSourceRange())) {
+                const auto *D = cast<DeclRefExpr>(C->getArg(0)->IgnoreParenImpCasts());
+                std::string List = D->getDecl()->getNameAsString();
+                Own.replace(*Sp, "va_copy(" + List + ", *" + field(*S, true, true, "lt_va") + ")");
+            }
         // __func__ keeps naming the original function.
         for (const PredefinedExpr *E : F.Facts.FuncNames) {
             std::optional<unsigned> Off = rewritableOffset(Src, E->getLocation());

@@ -169,6 +169,7 @@ std::optional<std::string> Extractor::runOnce(Report &R,
         F.FnBegin = Src.offset(FD->getBeginLoc());
         F.Cfg = std::make_unique<CfgIndex>(FD, Ctx);
         bool HaveCfg = F.Cfg->valid() && F.FnBegin;
+        noteExcludedCode(F.Facts, FD, Src, Skipped);
         if (HaveCfg) {
             F.Flow = std::make_unique<VarFlow>(*F.Cfg, FD);
             F.FunctionWideReason = functionWideReason(F, TU);
@@ -227,6 +228,8 @@ std::optional<std::string> Extractor::runOnce(Report &R,
                 Identity.analyze(F, *S);
                 Why = bindVariables(F, *S);
             }
+            if (!Why)
+                Why = checkExcludedBindings(F, *S);
             if (!Why)
                 Why = checkLifetimes(F, *S);
             if (!Why && S->InMacro) {

@@ -1,6 +1,7 @@
 #include "FunctionFacts.h"
 
 #include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/Lex/Lexer.h"
 
 using namespace clang;
 
@@ -188,6 +189,73 @@ FunctionFacts collectFacts(const FunctionDecl *Fn, const ParentMap &PM, const So
     Collector C(PM, Src, F);
     C.TraverseStmt(Fn->getBody());
     return F;
+}
+
+void noteExcludedCode(FunctionFacts &F, const FunctionDecl *Fn, const SourceText &Src,
+                      const std::vector<Span> &Skipped)
+{
+    std::optional<Span> Body =
+        Fn->getBody() ? Src.span(Fn->getBody()->getSourceRange()) : std::nullopt;
+    if (!Body)
+        return;
+    for (Span Sk : Skipped) {
+        if (!(Body->Begin < Sk.End && Sk.Begin < Body->End))
+            continue;
+        std::string Text = Src.text(Sk).str();
+        LangOptions LO = Src.langOpts();
+        Lexer L(SourceLocation(), LO, Text.data(), Text.data(), Text.data() + Text.size());
+        L.SetCommentRetentionState(false);
+        IdentifierTable Keywords(LO);
+        FunctionFacts::Excluded E{Sk, {}, {}, {}};
+        std::vector<Token> Toks;
+        // Preprocessor lines (`#ifdef X`, `#endif`) are not code.
+        bool Directive = false;
+        for (Token Tok; L.LexFromRawLexer(Tok), !Tok.is(tok::eof);) {
+            if (Tok.isAtStartOfLine())
+                Directive = Tok.is(tok::hash);
+            if (!Directive)
+                Toks.push_back(Tok);
+        }
+        // Blocks opened as the body of a loop (L) or a switch (S) of the excluded code itself,
+        // so that a break or continue in them stays there.
+        std::vector<char> Blocks;
+        char Pending = 0; // a loop or switch header seen, its body not yet opened
+        int Parens = 0;
+        auto inOwn = [&](bool Continue) {
+            for (char B : Blocks)
+                if (B == 'L' || (B == 'S' && !Continue))
+                    return true;
+            return Pending == 'L' || (Pending == 'S' && !Continue);
+        };
+        for (size_t I = 0; I < Toks.size(); ++I) {
+            if (Toks[I].is(tok::l_paren))
+                ++Parens;
+            else if (Toks[I].is(tok::r_paren))
+                --Parens;
+            else if (Toks[I].is(tok::l_brace))
+                Blocks.push_back(Pending ? Pending : 'B'), Pending = 0;
+            else if (Toks[I].is(tok::r_brace) && !Blocks.empty())
+                Blocks.pop_back();
+            else if (Toks[I].is(tok::semi) && Parens == 0)
+                Pending = 0;
+            if (!Toks[I].is(tok::raw_identifier))
+                continue;
+            std::string Id = Toks[I].getRawIdentifier().str();
+            E.Names.push_back(Id);
+            if (Id == "while" || Id == "for" || Id == "do")
+                Pending = 'L';
+            else if (Id == "switch")
+                Pending = 'S';
+            else if (Id == "return" || Id == "goto" || Id == "__func__" ||
+                     ((Id == "break" || Id == "continue") && !inOwn(Id == "continue")))
+                E.Leaves.push_back(Id);
+            bool Member = I > 0 && Toks[I - 1].isOneOf(tok::period, tok::arrow);
+            bool Called = I + 1 < Toks.size() && Toks[I + 1].is(tok::l_paren);
+            if (!Member && !Called && !Keywords.get(Id).isKeyword(LO))
+                E.Plain.push_back(Id);
+        }
+        F.ExcludedCode.push_back(std::move(E));
+    }
 }
 
 } // namespace locktune

@@ -46,10 +46,25 @@ struct FunctionFacts {
     std::set<std::string> LocalNames; // every local and parameter name
     std::set<std::string> AllNames;   // every name the function declares or refers to
     bool ComputedGoto = false;
+    // Code of the function that #if/#ifdef left out, with the identifiers it is written with
+    // (keywords included): another configuration compiles it (noteExcludedCode).
+    struct Excluded {
+        Span Where;
+        std::vector<std::string> Names; // every identifier, keywords included
+        std::vector<std::string> Plain; // not a keyword, not after . or ->, not before (
+        // return, goto, __func__, and break/continue outside a loop (or switch) of its own
+        std::vector<std::string> Leaves;
+    };
+    std::vector<Excluded> ExcludedCode;
 };
 
 FunctionFacts collectFacts(const clang::FunctionDecl *Fn, const clang::ParentMap &PM,
                            const SourceText &Src);
+
+// Records the ranges of Skipped (the main file's code left out by the preprocessor) that lie in
+// the function's body, with their identifiers.
+void noteExcludedCode(FunctionFacts &F, const clang::FunctionDecl *Fn, const SourceText &Src,
+                      const std::vector<Span> &Skipped);
 
 // Offset of a location's spelling in the main file when it is written there or is a macro
 // argument written there (not when it comes from a macro's body).

@@ -2,6 +2,7 @@
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/PrettyPrinter.h"
+#include "clang/AST/RecursiveASTVisitor.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace clang;
@@ -21,9 +22,117 @@ std::string printed(const Expr *E)
     return OS.str();
 }
 
-void canon(const Expr *E, const ParamSubst *Subst, std::string &Out)
+// --- aliases ----------------------------------------------------------------------------------
+//
+// A local pointer that holds its initializer's value all its life names what the initializer
+// names: `T *job = &jobs[id]; lock(&job->m); ... unlock(&jobs[id].m);` is one lock (zstd's
+// ZSTDMT_getFrameProgression).  "All its life": declared with an initializer, never assigned,
+// incremented or address-taken in its function, not volatile, not static; and the initializer
+// reads only variables of the same kind (parameters and locals never changed, arrays) through
+// member access, subscripts, & and *, casts and arithmetic: no call, no global pointer.
+
+// v = ..., v op= ..., v++, --v, &v anywhere in the function.
+struct ChangeFinder : RecursiveASTVisitor<ChangeFinder> {
+    const VarDecl *V = nullptr;
+    bool Changed = false;
+    bool names(const Expr *E) const
+    {
+        const auto *D = dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts());
+        return D && D->getDecl() == V;
+    }
+    bool VisitBinaryOperator(BinaryOperator *B)
+    {
+        Changed |= B->isAssignmentOp() && names(B->getLHS());
+        return !Changed;
+    }
+    bool VisitUnaryOperator(UnaryOperator *U)
+    {
+        Changed |=
+            (U->isIncrementDecrementOp() || U->getOpcode() == UO_AddrOf) && names(U->getSubExpr());
+        return !Changed;
+    }
+};
+
+bool neverChanged(const VarDecl *V)
+{
+    if (V->getType().isVolatileQualified() || !V->hasLocalStorage())
+        return false;
+    const auto *Fn = dyn_cast_or_null<FunctionDecl>(V->getParentFunctionOrMethod());
+    if (!Fn || !Fn->hasBody())
+        return false;
+    ChangeFinder C;
+    C.V = V;
+    C.TraverseStmt(Fn->getBody());
+    return !C.Changed;
+}
+
+const Expr *aliasInit(const VarDecl *V);
+
+bool stable(const Expr *E, unsigned Depth)
 {
     E = E->IgnoreParenImpCasts();
+    if (Depth > 8)
+        return false;
+    if (const auto *D = dyn_cast<DeclRefExpr>(E)) {
+        const auto *V = dyn_cast<VarDecl>(D->getDecl());
+        if (!V)
+            return false;
+        if (V->getType()->isArrayType())
+            return true; // its address, whatever is stored in it
+        return neverChanged(V);
+    }
+    if (const auto *M = dyn_cast<MemberExpr>(E))
+        return stable(M->getBase(), Depth + 1);
+    if (const auto *A = dyn_cast<ArraySubscriptExpr>(E))
+        return stable(A->getBase(), Depth + 1) && stable(A->getIdx(), Depth + 1);
+    if (const auto *U = dyn_cast<UnaryOperator>(E))
+        return (U->getOpcode() == UO_AddrOf || U->getOpcode() == UO_Deref) &&
+               stable(U->getSubExpr(), Depth + 1);
+    if (const auto *B = dyn_cast<BinaryOperator>(E))
+        return !B->isAssignmentOp() && B->getOpcode() != BO_Comma &&
+               stable(B->getLHS(), Depth + 1) && stable(B->getRHS(), Depth + 1);
+    if (const auto *C = dyn_cast<CStyleCastExpr>(E))
+        return stable(C->getSubExpr(), Depth + 1);
+    return isa<IntegerLiteral>(E);
+}
+
+const Expr *aliasInit(const VarDecl *V)
+{
+    if (isa<ParmVarDecl>(V) || !V->isLocalVarDecl() || V->isStaticLocal() ||
+        !V->getType()->isPointerType() || !V->hasInit())
+        return nullptr;
+    const Expr *Init = V->getInit();
+    if (!neverChanged(V) || !stable(Init, 0))
+        return nullptr;
+    return Init;
+}
+
+// E without parentheses and implicit casts, a substituted alias replaced by its initializer.
+const Expr *resolved(const Expr *E, const ParamSubst *Subst)
+{
+    for (unsigned I = 0; I < 8; ++I) {
+        E = E->IgnoreParenImpCasts();
+        const auto *D = dyn_cast<DeclRefExpr>(E);
+        const auto *V = D ? dyn_cast<VarDecl>(D->getDecl()) : nullptr;
+        if (!V || (Subst && isa<ParmVarDecl>(V) && Subst->count(cast<ParmVarDecl>(V))))
+            return E;
+        const Expr *Init = aliasInit(V);
+        if (!Init)
+            return E;
+        E = Init;
+    }
+    return E;
+}
+
+bool isAddrOf(const Expr *E)
+{
+    const auto *U = dyn_cast<UnaryOperator>(E);
+    return U && U->getOpcode() == UO_AddrOf;
+}
+
+void canon(const Expr *E, const ParamSubst *Subst, std::string &Out)
+{
+    E = resolved(E, Subst);
     if (const auto *D = dyn_cast<DeclRefExpr>(E)) {
         if (Subst)
             if (const auto *P = dyn_cast<ParmVarDecl>(D->getDecl())) {
@@ -37,8 +146,15 @@ void canon(const Expr *E, const ParamSubst *Subst, std::string &Out)
         return;
     }
     if (const auto *M = dyn_cast<MemberExpr>(E)) {
-        canon(M->getBase(), Subst, Out);
-        Out += M->isArrow() ? "->" : ".";
+        // (&x)->f is x.f
+        const Expr *Base = resolved(M->getBase(), Subst);
+        bool Arrow = M->isArrow();
+        if (Arrow && isAddrOf(Base)) {
+            Base = cast<UnaryOperator>(Base)->getSubExpr();
+            Arrow = false;
+        }
+        canon(Base, Subst, Out);
+        Out += Arrow ? "->" : ".";
         Out += M->getMemberDecl()->getNameAsString();
         return;
     }
@@ -50,6 +166,12 @@ void canon(const Expr *E, const ParamSubst *Subst, std::string &Out)
         return;
     }
     if (const auto *U = dyn_cast<UnaryOperator>(E)) {
+        // *&x is x
+        if (U->getOpcode() == UO_Deref)
+            if (const Expr *Sub = resolved(U->getSubExpr(), Subst); isAddrOf(Sub)) {
+                canon(cast<UnaryOperator>(Sub)->getSubExpr(), Subst, Out);
+                return;
+            }
         Out += "(";
         Out += UnaryOperator::getOpcodeStr(U->getOpcode()).str();
         canon(U->getSubExpr(), Subst, Out);
@@ -137,6 +259,11 @@ std::string varKey(const char *Kind, const VarDecl *V, const FunctionDecl *Fn, c
 }
 
 } // namespace
+
+const Expr *lockAlias(const VarDecl *V)
+{
+    return aliasInit(V);
+}
 
 std::string canonicalLock(const Expr *E, const ParamSubst *Subst)
 {

@@ -3,7 +3,8 @@
 //   canonicalLock()  a canonical spelling used to pair a lock call with its unlocks: parentheses
 //                    and implicit conversions dropped, every binary operation bracketed, so
 //                    `&(locks[i])` and `&locks[ i ]` are the same lock and `(a+b)*c` is not
-//                    `a+b*c`.
+//                    `a+b*c`; a local pointer that keeps its initializer's value all its
+//                    life is spelled as that initializer (lockAlias), `(&x)->f` as `x.f`.
 //   lockKey()        the identity joining a section's lock to the place the lock comes to life:
 //                    var:<file>:<name>, field:<tag>.<field>, array:<file>:<name>,
 //                    param:<function>.<name> or unknown (docs/extract.md).
@@ -26,6 +27,10 @@ using PathOf = std::function<std::string(clang::SourceLocation)>;
 using ParamSubst = std::map<const clang::ParmVarDecl *, std::string>;
 
 std::string canonicalLock(const clang::Expr *E, const ParamSubst *Subst = nullptr);
+
+// The initializer a local pointer keeps all its life (never assigned, incremented or
+// address-taken; the initializer reads only such variables and arrays), or null.
+const clang::Expr *lockAlias(const clang::VarDecl *V);
 
 // Key of the lock a mutex pointer expression points to.  Fn is the function the expression is
 // evaluated in (for locals and parameters); Subst maps a wrapper's parameters when the

@@ -149,12 +149,16 @@ struct Section {
     std::vector<Binding> Bindings;
     std::vector<Hoisted> Hoists;
     bool CarryErrno = false;
+    // va_start(ap, last) calls on a va_list only the section uses: the caller starts a list
+    // around the call and the extracted function starts its `ap` as a copy of it (va_copy).
+    std::vector<const clang::CallExpr *> VaStarts;
     unsigned Flags = 0;
     std::string IdentityHandling, IdentityWhy;
 
     // Names and text (Emitter).
     std::string FnName, CtxType, CtxVar, ExitVar, CtxParam, ArgParam;
     std::string ResVar; // a trylock's result (lt_execute_trylock's last argument)
+    std::string VaVar;  // the caller's va_list when VaStarts is not empty
     bool Union = false, HasCtx = false;
     std::unique_ptr<EditContext> Edits; // edits inside this section's own function
 

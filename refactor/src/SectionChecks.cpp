@@ -50,6 +50,20 @@ std::optional<std::string> checkLockExpression(const FunctionContext &F, const S
     } VF;
     for (const Expr *E : S.Lock.ExecVars)
         VF.TraverseStmt(const_cast<Expr *>(E));
+    // A local pointer the lock is named through stands for its initializer (lockAlias): the
+    // variables that reads count too, and none may be declared inside the section (a loop
+    // around it would give them a new value between the lock and the unlock).
+    for (std::set<const VarDecl *> Seen; Seen != VF.Vars;) {
+        Seen = VF.Vars;
+        for (const VarDecl *V : Seen)
+            if (const Expr *Init = lockAlias(V))
+                VF.TraverseStmt(const_cast<Expr *>(Init));
+    }
+    for (const VarDecl *V : VF.Vars)
+        if (std::optional<unsigned> Off = F.Src.offset(V->getLocation());
+            Off && V->isLocalVarDecl() && S.inHeld(*Off))
+            return "the lock expression " + S.Lock.Written + " uses '" + V->getNameAsString() +
+                   "', declared inside the section (line " + std::to_string(F.Src.line(*Off)) + ")";
     for (const VarRef &W : F.Facts.Refs)
         if (VF.Vars.count(W.Var) && W.Var->getType()->isScalarType() &&
             (W.Assigned || (W.AddrTaken && W.Var->isLocalVarDeclOrParm())) && S.inHeld(W.At) &&
@@ -89,20 +103,95 @@ std::optional<std::string> checkLabels(const FunctionContext &F, const Section &
     return std::nullopt;
 }
 
+// The direct calls of the section's held region, with their callees' names.
+std::vector<std::pair<const CallExpr *, StringRef>> heldCalls(const FunctionContext &F,
+                                                              const Section &S)
+{
+    std::vector<std::pair<const CallExpr *, StringRef>> Out;
+    for (const CallExpr *C : F.Facts.Calls)
+        if (const FunctionDecl *Fn = C->getDirectCallee(); Fn && heldStmt(F.Src, S, C))
+            Out.push_back({C, Fn->getName()});
+    return Out;
+}
+
+bool isVarArgs(StringRef Callee)
+{
+    return Callee.startswith("__builtin_va_") || Callee == "va_start" || Callee == "va_arg";
+}
+
+// --- variable arguments ----------------------------------------------------------------------
+//
+// A variadic function's section may start, read and end a va_list of its own: `va_start(ap,
+// last); log(e, ap); va_end(ap);` where nothing outside the section uses `ap` (memcached's
+// logger_log).  The extracted function cannot va_start (it is not variadic), so the caller
+// starts a list before the call and ends it after, and each va_start becomes a va_copy of that
+// list: the same arguments from the first, each time.  Any other use of the variable arguments
+// in the section (va_copy, va_arg or va_end of another list) keeps it.
+std::optional<std::vector<const CallExpr *>> sectionVaStarts(const FunctionContext &F,
+                                                             const Section &S)
+{
+    auto listVar = [](const Expr *E) -> const VarDecl * {
+        const auto *D = dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts());
+        const auto *V = D ? dyn_cast<VarDecl>(D->getDecl()) : nullptr;
+        return V && V->isLocalVarDecl() && !V->isStaticLocal() ? V : nullptr;
+    };
+    auto ownedBySection = [&](const VarDecl *V) {
+        for (const VarRef &R : F.Facts.Refs)
+            if (R.Var == V && !S.inHeld(R.At))
+                return false;
+        return true;
+    };
+    std::vector<const CallExpr *> Starts;
+    std::set<const VarDecl *> Started;
+    std::vector<const VarDecl *> Used;
+    for (auto [C, N] : heldCalls(F, S)) {
+        if (!isVarArgs(N))
+            continue;
+        const VarDecl *V = C->getNumArgs() ? listVar(C->getArg(0)) : nullptr;
+        if (N == "__builtin_va_start" && V && F.Fn->isVariadic() && !S.Trylock &&
+            F.Src.span(C->getSourceRange())) {
+            Starts.push_back(C);
+            Started.insert(V);
+        } else if (N == "__builtin_va_end" && V) {
+            Used.push_back(V);
+        } else {
+            return std::nullopt;
+        }
+    }
+    struct VaArgs : RecursiveASTVisitor<VaArgs> {
+        std::vector<const Expr *> Lists;
+        bool VisitVAArgExpr(VAArgExpr *E)
+        {
+            Lists.push_back(E->getSubExpr());
+            return true;
+        }
+    } A;
+    for (unsigned I = S.BodyFirst; I <= S.Last && I < S.Block->size(); ++I)
+        A.TraverseStmt(S.Block->body_begin()[I]);
+    for (const Expr *L : A.Lists) {
+        const VarDecl *V = listVar(L);
+        if (!V)
+            return std::nullopt;
+        Used.push_back(V);
+    }
+    for (const VarDecl *V : Used)
+        if (!Started.count(V))
+            return std::nullopt;
+    for (const VarDecl *V : Started)
+        if (!ownedBySection(V))
+            return std::nullopt;
+    return Starts;
+}
+
 // --- builtins that tie code to its stack frame -------------------------------------------------
 std::optional<std::string> checkBuiltins(const FunctionContext &F, const Section &S)
 {
-    for (const CallExpr *C : F.Facts.Calls) {
-        if (!heldStmt(F.Src, S, C))
-            continue;
-        const FunctionDecl *Fn = C->getDirectCallee();
-        if (!Fn)
-            continue;
-        StringRef N = Fn->getName();
+    std::optional<std::vector<const CallExpr *>> OwnLists = sectionVaStarts(F, S);
+    for (auto [C, N] : heldCalls(F, S)) {
         if (N == "alloca" || N == "__builtin_alloca" || N == "__builtin_alloca_with_align")
             return "alloca() at line " + lineOf(F.Src, C) +
                    ": the memory would be freed when the extracted function returns";
-        if (N.startswith("__builtin_va_") || N == "va_start" || N == "va_arg")
+        if (isVarArgs(N) && !OwnLists)
             return "the section uses the function's variable arguments (line " + lineOf(F.Src, C) +
                    ")";
         if (N == "__builtin_frame_address" || N == "__builtin_return_address")
@@ -118,7 +207,7 @@ std::optional<std::string> checkBuiltins(const FunctionContext &F, const Section
             return !(Found = true);
         }
     };
-    for (unsigned I = S.BodyFirst; I <= S.Last && I < S.Block->size(); ++I) {
+    for (unsigned I = S.BodyFirst; I <= S.Last && I < S.Block->size() && !OwnLists; ++I) {
         VaFinder V;
         V.TraverseStmt(S.Block->body_begin()[I]);
         if (V.Found)
@@ -128,30 +217,38 @@ std::optional<std::string> checkBuiltins(const FunctionContext &F, const Section
 }
 
 // --- code excluded by the preprocessor --------------------------------------------------------
+//
+// Only the configuration being compiled is analysed; code that #if leaves out moves into the
+// extracted function as text, where another configuration compiles it.  There it must mean
+// what it meant: no jump (its target may be outside), no __func__, and the variables it names
+// must be bound under their own names with their values (checkExcludedBindings, after the
+// bindings; the function's liveness counts every variable excluded code names as live
+// everywhere, so such a variable is copied in and back).  A name that is not a variable here
+// but that excluded code outside the section uses too is probably a variable of the other
+// configuration, which the extracted function would not have.
 std::optional<std::string> checkExcludedCode(const FunctionContext &F, const Section &S,
                                              const TUContext &TU)
 {
-    for (Span Sk : TU.Skipped) {
-        if (!(S.Body.Begin < Sk.End && Sk.Begin < S.Body.End))
+    auto inSection = [&](Span Sk) { return S.Body.Begin < Sk.End && Sk.Begin < S.Body.End; };
+    std::set<std::string> PlainOutside;
+    for (const FunctionFacts::Excluded &E : F.Facts.ExcludedCode)
+        if (!inSection(E.Where))
+            PlainOutside.insert(E.Plain.begin(), E.Plain.end());
+    for (const FunctionFacts::Excluded &E : F.Facts.ExcludedCode) {
+        if (!inSection(E.Where))
             continue;
-        std::string Text = F.Src.text(Sk).str();
-        LangOptions LO = F.Src.langOpts();
-        Lexer L(SourceLocation(), LO, Text.data(), Text.data(), Text.data() + Text.size());
-        L.SetCommentRetentionState(false);
-        Token Tok;
-        while (true) {
-            L.LexFromRawLexer(Tok);
-            if (Tok.is(tok::eof))
-                break;
-            if (!Tok.is(tok::raw_identifier))
-                continue;
-            StringRef Id = Tok.getRawIdentifier();
-            bool Jump = Id == "return" || Id == "break" || Id == "continue" || Id == "goto";
-            if (Jump || F.Facts.LocalNames.count(Id.str()) || Id == "__func__")
-                return "code excluded by the preprocessor (line " +
-                       std::to_string(F.Src.line(Sk.Begin)) + ") uses '" + Id.str() +
-                       "': only the configuration being compiled can be analysed";
-        }
+        std::string Line = std::to_string(F.Src.line(E.Where.Begin));
+        for (const std::string &Id : E.Leaves)
+            return "code excluded by the preprocessor (line " + Line + ") uses '" + Id +
+                   "': only the configuration being compiled can be analysed";
+        for (const std::string &Id : E.Plain)
+            if (!F.Facts.LocalNames.count(Id) && PlainOutside.count(Id) &&
+                TU.Ctx.getTranslationUnitDecl()
+                    ->lookup(DeclarationName(&TU.Ctx.Idents.get(Id)))
+                    .empty())
+                return "code excluded by the preprocessor (line " + Line + ") uses '" + Id +
+                       "', which excluded code outside the section uses too: a variable of "
+                       "another configuration cannot be analysed";
     }
     return std::nullopt;
 }
@@ -516,6 +613,47 @@ std::optional<std::string> checkSection(FunctionContext &F, Section &S, TUContex
         return R;
     if (std::optional<std::string> R = checkCheckedLock(F, S, TU))
         return R;
+    if (std::optional<std::vector<const CallExpr *>> V = sectionVaStarts(F, S))
+        S.VaStarts = *V;
+    return std::nullopt;
+}
+
+std::optional<std::string> checkExcludedBindings(const FunctionContext &F, const Section &S)
+{
+    for (const FunctionFacts::Excluded &E : F.Facts.ExcludedCode) {
+        if (!(S.Body.Begin < E.Where.End && E.Where.Begin < S.Body.End))
+            continue;
+        std::string Line = std::to_string(F.Src.line(E.Where.Begin));
+        for (const std::string &Id : E.Names) {
+            if (!F.Facts.LocalNames.count(Id))
+                continue;
+            const Binding *B = nullptr;
+            unsigned Named = 0;
+            for (const Binding &X : S.Bindings)
+                if (X.Var->getName() == Id)
+                    B = &X, ++Named;
+            bool Inside = false;
+            for (const VarRef &R : F.Facts.Refs)
+                if (R.Var->getName() == Id)
+                    if (std::optional<unsigned> D = F.Src.offset(R.Var->getLocation()))
+                        Inside |= S.Body.contains(*D);
+            if (Inside && !B)
+                continue; // declared in the section: it moves with the code
+            std::string Why;
+            if (!B)
+                Why = "which the compiled section does not use";
+            else if (Named > 1)
+                Why = "a name two of the section's variables have";
+            else if (B->Mode == BindMode::Pointer)
+                Why = "which the section reaches through a pointer (" + B->Why +
+                      "): the excluded code would not be rewritten";
+            else if (B->Mode == BindMode::Local)
+                Why = "which the extracted function gets as a fresh variable";
+            if (!Why.empty())
+                return "code excluded by the preprocessor (line " + Line + ") uses '" + Id + "', " +
+                       Why;
+        }
+    }
     return std::nullopt;
 }
 

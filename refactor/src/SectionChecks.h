@@ -8,9 +8,12 @@
 //                    variable the section changes; has side effects
 //   labels, cases    a label in the section reached by a goto from outside it; a case label
 //                    of a switch outside it
-//   builtins         alloca(), va_arg()/va_start(), __builtin_frame_address(), longjmp()
-//   excluded code    code inside #if that is not compiled here uses local variables or jumps:
-//                    only one configuration can be analysed
+//   builtins         alloca(), __builtin_frame_address(), longjmp(); the variable arguments,
+//                    but for a va_list the section starts, reads and ends on its own
+//                    (Section::VaStarts: the emitter makes each va_start a va_copy)
+//   excluded code    code inside #if that is not compiled here jumps, uses __func__, uses a
+//                    variable of another configuration, or a variable the section does not
+//                    bind by value under its own name (checkExcludedBindings)
 //   visibility       a name or type the section uses is declared inside the function or after
 //                    its start (the extracted function goes above it)
 //   other locks      a lock taken in the section and still held at its end, or released in it
@@ -36,6 +39,9 @@ std::string functionWideReason(const FunctionContext &F, TUContext &TU);
 // INITIALIZER_NP), in words ("pthread_mutexattr_settype() at line 12"); empty when nowhere.
 std::string mutexAttributesSet(clang::ASTContext &Ctx, const SourceText &Src);
 std::optional<std::string> checkSection(FunctionContext &F, Section &S, TUContext &TU);
+// After the bindings: the variables code excluded by the preprocessor names in the section are
+// bound under their own names, with their values (checkExcludedCode).
+std::optional<std::string> checkExcludedBindings(const FunctionContext &F, const Section &S);
 
 } // namespace locktune
 

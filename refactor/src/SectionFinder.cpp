@@ -607,6 +607,15 @@ bool trylockSection(FunctionContext &F, Section &S)
     std::optional<TrylockTest> T = trylockTest(Call, *F.PM);
     if (!T) {
         S.Reason = "its result is not tested in an if";
+        // A trylock wrapper (libuv's uv_mutex_trylock): the caller releases the lock.
+        bool Unlocked = false;
+        for (const CallExpr *U : F.OpOrder) {
+            const LockOp &Op = F.Ops.at(U);
+            Unlocked |= Op.Kind == OpKind::Unlock && Op.Identity == S.Lock.Identity;
+        }
+        if (!Unlocked)
+            S.Reason = "no unlock of " + S.Lock.Written + " in " + F.Fn->getNameAsString() +
+                       "(): the critical section ends in another function";
         return false;
     }
     const auto *Outer = dyn_cast_or_null<CompoundStmt>(F.PM->getParent(T->If));

@@ -345,8 +345,29 @@ std::optional<std::string> bindVariables(FunctionContext &F, Section &S)
                        (!PtrWhy.empty() ? !Loop && (T->isArrayType() || T->isRecordType()) &&
                                               !F.Facts.AddrTaken.count(V)
                                         : true);
+        // Code the preprocessor left out names V: another configuration may read or write it
+        // there.  Inside the section it sees the extracted function's V: copied in (unless V
+        // has no value yet on any path to the section: no initializer, nothing before the
+        // section names it, no loop around it) and, where the code after reads it, copied
+        // back.  After the section (or anywhere, in a loop) it reads the function's V: copied
+        // back at every exit.
+        bool ExclInside = false, ExclAfter = false, ExclBefore = false;
+        for (const FunctionFacts::Excluded &E : F.Facts.ExcludedCode) {
+            if (!std::count(E.Names.begin(), E.Names.end(), Name))
+                continue;
+            bool Overlaps = S.Body.Begin < E.Where.End && E.Where.Begin < S.Body.End;
+            ExclInside |= Overlaps;
+            ExclAfter |= (!Overlaps && E.Where.Begin >= S.Whole.End) || (Loop && !Overlaps);
+            ExclBefore |= !Overlaps && E.Where.Begin < S.Whole.Begin;
+        }
         bool LiveIn = F.Flow->liveBefore(*Entry, V);
-
+        if (ExclInside || ExclAfter) {
+            bool NoValueYet = !Loop && !isa<ParmVarDecl>(V) && !V->hasInit() && !ExclBefore;
+            for (const VarRef &R : F.Facts.Refs)
+                NoValueYet &= !(R.Var == V && R.At < S.Whole.Begin);
+            LiveIn |= !NoValueYet;
+            Movable &= !ExclAfter; // the code after the section declares nothing then
+        }
         if (!PtrWhy.empty()) {
             if (Movable) {
                 B.Mode = BindMode::Moved;
@@ -371,7 +392,12 @@ std::optional<std::string> bindVariables(FunctionContext &F, Section &S)
                 B.In = true;
             }
         } else {
-            std::set<unsigned> Out = U.Write ? outAt(V) : std::set<unsigned>{};
+            std::set<unsigned> Out = U.Write || ExclInside ? outAt(V) : std::set<unsigned>{};
+            if (ExclAfter && (U.Write || ExclInside)) {
+                Out.insert(0);
+                for (const Tail &T : S.Tails)
+                    Out.insert(T.Code);
+            }
             if (LiveIn && !F.Flow->assignedBefore(*Entry, V)) {
                 B.Mode = BindMode::Pointer;
                 B.Why = "may have no value when the section starts";

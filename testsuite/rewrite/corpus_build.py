@@ -12,6 +12,9 @@ Directives in a program's main.c (comments):
     // ROTATED: N                                          N sections opened by a rotated loop
     // SITES: N                                            N sites in locktune_config.h
     // NOTE: text                                          a note of the report contains text
+    // OTHER-CONFIG: -DX                                   the original and the rewritten program
+                                                          compiled with these flags too print
+                                                          the same (code #if left out)
     // CHECK...: see filecheck.py
 """
 
@@ -52,6 +55,8 @@ class Built:
     failure: str | None = None  # the first stage that failed, with its output
     second_run_diff: list[str] = field(default_factory=list)
     rewrite_seconds: float = 0.0
+    # (flags, original, rewritten) compiled for each OTHER-CONFIG directive
+    other_configs: list[tuple[str, Path, Path]] = field(default_factory=list)
 
 
 def _run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
@@ -92,6 +97,15 @@ def build(name: str, work: Path, locktune: str, flags: list[str]) -> Built:
         b.failure = f"rewritten program does not compile:\n{res.stderr}"
         return b
     b.new_exe = new
+    for k, line in enumerate(directives(name, "OTHER-CONFIG")):
+        other = shlex.split(line)
+        pair = (work / name / f"orig-other{k}", work / name / f"new-other{k}")
+        for sources, exe, more in ((src, pair[0], []), (out, pair[1], flags)):
+            res = _run(["cc", *CFLAGS, *other, *_sources(sources), *more, "-o", str(exe)])
+            if res.returncode != 0:
+                b.failure = f"{exe.name} ({line}) does not compile:\n{res.stderr}"
+                return b
+        b.other_configs.append((line, *pair))
     again = work / name / "again"
     res = _run([locktune, "rewrite", str(out), "--out", str(again)] + extra)
     if res.returncode != 0:

@@ -141,6 +141,24 @@ def test_sections_report(name, corpus, capabilities):
         assert any(text in n for n in notes), (text, notes)
 
 
+@pytest.mark.parametrize(
+    "name", [n for n in PROGRAMS if cb.directives(n, "OTHER-CONFIG")] or ["(none)"]
+)
+def test_other_configuration(name, corpus, capabilities):
+    """The rewriter analyses the configuration being compiled; code that #if leaves out
+    must mean the same rewritten when another configuration compiles it."""
+    assert name != "(none)", "no corpus program has an OTHER-CONFIG directive"
+    b = _built(name, corpus, capabilities)
+    assert b.other_configs
+    for flags, orig, new in b.other_configs:
+        want = cb.run_program(orig, clean_env())
+        assert want.returncode == 0, want.stderr
+        for algo in ("posix", "rcl"):
+            got = cb.run_program(new, clean_env(LOCKTUNE_ALGO=f"default={algo}"))
+            assert got.returncode == 0, got.stderr
+            assert got.stdout == want.stdout, (flags, algo)
+
+
 @pytest.mark.parametrize("algo", ALGORITHMS)
 @pytest.mark.parametrize("name", PROGRAMS)
 def test_runs_like_the_original(name, algo, corpus, registered, capabilities, spent):

@@ -902,20 +902,24 @@ CONFIG_DEPENDENT = """\
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static long n;
 
+#ifdef COUNT /* a history in the counting build, one value otherwise */
+#define SEEN(h) ((h)[0])
+#else
+#define SEEN(h) (h)
+#endif
+
 void bump(void)
 {
 #ifdef COUNT
-    long before = 0;
+    long seen[2] = {0, 0};
+#else
+    long seen = 0;
 #endif
     pthread_mutex_lock(&lock);
     n++;
-#ifdef COUNT
-    before = n;
-#endif
+    SEEN(seen) = n;
     pthread_mutex_unlock(&lock);
-#ifdef COUNT
-    printf("%ld\\n", before);
-#endif
+    printf("%ld\\n", SEEN(seen));
 }
 
 int main(void)
@@ -930,7 +934,8 @@ int main(void)
 def test_a_file_built_twice_compiles_both_ways(run_locktune, tmp_path):
     """A file the build compiles with two commands (memcached and memcached-debug) is
     analysed with the first; its rewrite must compile with both: here the section's
-    extraction would only compile without -DCOUNT, so it is kept, and said."""
+    extraction would only compile without -DCOUNT (`seen` is copied back, and is an array
+    there), so it is kept, and said."""
     src = tree(tmp_path / "src", {"main.c": CONFIG_DEPENDENT})
     db = tmp_path / "compile_commands.json"
     db.write_text(

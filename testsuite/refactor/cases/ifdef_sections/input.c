@@ -1,5 +1,7 @@
 /* Code excluded by #if inside a section: extracted when it uses nothing local, kept when it
- * uses a local variable (only the configuration being compiled can be analysed). */
+ * uses a variable the compiled section does not (the extracted function would not have it:
+ * only the configuration being compiled can be analysed; corpus ifdef_variables has the
+ * variables it does bind). */
 #include "harness.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
