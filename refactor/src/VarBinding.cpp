@@ -348,21 +348,23 @@ std::optional<std::string> bindVariables(FunctionContext &F, Section &S)
         // Code the preprocessor left out names V: another configuration may read or write it
         // there.  Inside the section it sees the extracted function's V: copied in (unless V
         // has no value yet on any path to the section: no initializer, nothing before the
-        // section names it, no loop around it) and, where the code after reads it, copied
-        // back.  After the section (or anywhere, in a loop) it reads the function's V: copied
-        // back at every exit.
+        // section names it, no loop around it, no goto) and, where the code after reads it, copied
+        // back.  After the section (or anywhere, in a loop or with a goto) it reads the function's
+        // V: copied back at every exit.
         bool ExclInside = false, ExclAfter = false, ExclBefore = false;
         for (const FunctionFacts::Excluded &E : F.Facts.ExcludedCode) {
             if (!std::count(E.Names.begin(), E.Names.end(), Name))
                 continue;
             bool Overlaps = S.Body.Begin < E.Where.End && E.Where.Begin < S.Body.End;
             ExclInside |= Overlaps;
-            ExclAfter |= (!Overlaps && E.Where.Begin >= S.Whole.End) || (Loop && !Overlaps);
+            ExclAfter |= !Overlaps && (E.Where.Begin >= S.Whole.End || Loop ||
+                                       !F.Facts.Gotos.empty()); // may run after it
             ExclBefore |= !Overlaps && E.Where.Begin < S.Whole.Begin;
         }
         bool LiveIn = F.Flow->liveBefore(*Entry, V);
         if (ExclInside || ExclAfter) {
-            bool NoValueYet = !Loop && !isa<ParmVarDecl>(V) && !V->hasInit() && !ExclBefore;
+            bool NoValueYet = !Loop && F.Facts.Gotos.empty() && !isa<ParmVarDecl>(V) &&
+                              !V->hasInit() && !ExclBefore;
             for (const VarRef &R : F.Facts.Refs)
                 NoValueYet &= !(R.Var == V && R.At < S.Whole.Begin);
             LiveIn |= !NoValueYet;

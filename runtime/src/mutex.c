@@ -46,9 +46,10 @@
  *     combining lock runs for lt_execute - the forking thread is a combiner - is not
  *     supported: the child would go on combining the parent's queue.  rcl supports it: its
  *     servers have their own fork handlers, rcl/server.c.)
- *   - Algorithms whose state cannot name a lost thread need no fork_child: spin (a test-and-
- *     set word), posix (glibc's), fc (its publications carry a fork generation: fc.c), rcl
- *     (rcl/server.c restarts the servers and forgets the clients).
+ *   - Algorithms whose state cannot name a lost thread need no fork_child: posix (glibc's),
+ *     rcl (rcl/server.c restarts the servers and forgets the clients).  spin and fc name lost
+ *     threads only in their impatient tickets (impatient.h), which their fork_child forgets
+ *     (fc's publications carry a fork generation: fc.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>

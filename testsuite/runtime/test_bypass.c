@@ -1,6 +1,7 @@
 /*
  * test_bypass ALGO - a waiter is not passed over indefinitely by threads that release the lock
- * and take it again at once (the bounded bypass of shfl-block's impatient head, shfl_core.h).
+ * and take it again at once: every algorithm (the locks that let arrivals steal bound it:
+ * shfl-block's impatient head, shfl_core.h; spin's and fc's impatient tickets, impatient.h).
  *
  * Everything runs on one CPU, the worst case for a lock that lets arrivals steal: RETAKERS
  * threads take the lock back to back, each holding it for SECTION_US of work, so whoever is
@@ -11,10 +12,11 @@
  * scheduling delay (a control thread sleeping 1 ms at a time).  Waiters and re-takers on one
  * CPU number 1 + RETAKERS + WAITERS: oversubscribed.
  *
- * The failure this catches: a queue head that has waited its patience sets no_steal, but a
+ * The failures this catches: a queue head that has waited its patience sets no_steal, but a
  * fast path that takes a free word without looking at no_steal lets the re-takers steal past
- * it at every release: the waiters then got the lock only when a re-taker happened to be
- * preempted between its release and its next take (seconds apart, or never in the window).
+ * it at every release; a test-and-set word with no bound at all (spin, fc before impatient.h).
+ * The waiters then got the lock only when a re-taker happened to be preempted between its
+ * release and its next take (seconds apart, or never in the window).
  * Timing: skipped (77) under sanitizers.
  */
 #define _GNU_SOURCE

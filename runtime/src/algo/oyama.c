@@ -32,14 +32,20 @@
  * releases.  A combined section that waits on a condition variable steps aside
  * (combining.h): the lock is handed on to the next request of the batch, or released.
  *
- * Unfair (LIFO: a request can be overtaken by every later one, the paper says it can starve)
- * and unbounded: a releaser keeps combining while requests keep arriving, as in the paper.
+ * Unfair (LIFO: a request can be overtaken by every later one, the paper says it can starve),
+ * and a releaser keeps combining while requests keep arriving, as in the paper.  A lock()
+ * caller's bypass is bounded (impatient.h): one that has waited LT_IMPATIENT_NS (10 ms) draws
+ * a ticket; while anyone holds one, nobody takes the free word or pushes a request or a HOLD
+ * (they wait for quiet), so the stack drains, the word comes free, and the ticket holders take
+ * it in order.  Before, a lock() caller whose HOLD was passed over each time (its owner had
+ * begun to yield) could wait past 1 s on a loaded machine (runtime.fair.oyama in CI).
  * Every thread CASes the one word, which is on the critical path.  Waiting: spin, then yield
  * (LT_WAIT_SPIN).  A descheduled waiter never stalls the lock (the holder runs its request),
  * so it holds up when threads outnumber CPUs; a descheduled holder stalls everyone.
- * State: 16 bytes; requests live on their owners' stacks.
+ * State: 32 bytes; requests live on their owners' stacks.
  */
 #include "../algo.h"
+#include "../impatient.h"
 #include "combining.h"
 
 enum { O_FREE = 0, O_LOCKED = 1 };
@@ -59,6 +65,7 @@ struct oyama_node {
 struct oyama_lock {
     uintptr_t word;           /* atomic: O_FREE, O_LOCKED or the stack's top */
     struct oyama_node *batch; /* a lock() holder's handed-on batch, run by its unlock */
+    struct lt_impatient imp;
 };
 LT_STATE_FITS(struct oyama_lock);
 
@@ -78,13 +85,28 @@ static int oyama_destroy(lt_mutex_t *m)
                : 0;
 }
 
-static inline bool take(struct oyama_lock *l)
+/* The free word, taken: FREE -> LOCKED. */
+static inline bool take_free(struct oyama_lock *l)
 {
     uintptr_t w = O_FREE;
     /* acquire: the section starts after the release that freed the word. */
     return __atomic_load_n(&l->word, __ATOMIC_RELAXED) == O_FREE &&
            __atomic_compare_exchange_n(&l->word, &w, O_LOCKED, 0, __ATOMIC_ACQUIRE,
                                        __ATOMIC_RELAXED);
+}
+
+/* ... unless an impatient lock() caller waits for it. */
+static inline bool take(struct oyama_lock *l)
+{
+    return lt_impatient_quiet(&l->imp) && take_free(l);
+}
+
+/* Before a push: wait while an impatient lock() caller waits for the word. */
+static void wait_quiet(struct oyama_lock *l)
+{
+    struct lt_spin s = LT_SPIN_INIT;
+    while (!lt_impatient_quiet(&l->imp))
+        lt_combining_poll(&s);
 }
 
 /* Push n onto the stack - or take the lock if it turns out free (returns true). */
@@ -254,6 +276,7 @@ static void *oyama_execute(lt_mutex_t *m, lt_cs_fn fn, void *ctx, unsigned flags
     if (__builtin_expect(take(l), 1))
         return session(m, fn, ctx, NULL);
     struct oyama_node n = {NULL, fn, ctx, NULL, O_WAITING, 0};
+    wait_quiet(l);
     if (push_or_take(l, &n))
         return session(m, fn, ctx, NULL);
     lt_stat(lt_site(m), LT_STAT_CONTENDED);
@@ -266,7 +289,8 @@ static __attribute__((noinline)) int oyama_wait(lt_mutex_t *m)
 {
     struct oyama_lock *l = LT_STATE(m, struct oyama_lock);
     lt_contended(m);
-    for (;;) {
+    uint64_t since = lt_now_ns();
+    while (!lt_impatient_due(since)) {
         /* Compete for the free word first (a descheduled waiter then never stalls the lock) */
         struct lt_spin s = LT_SPIN_INIT;
         uint64_t patience = 0;
@@ -280,6 +304,7 @@ static __attribute__((noinline)) int oyama_wait(lt_mutex_t *m)
         /* ... and queue once patience runs out: lt_execute traffic keeps the word busy while
          * requests keep arriving, and could otherwise starve a lock() caller. */
         struct oyama_node n = {NULL, NULL, NULL, NULL, O_WAITING, 1};
+        wait_quiet(l);
         if (push_or_take(l, &n))
             return lt_acquired(m);
         struct lt_spin w = LT_SPIN_INIT;
@@ -291,6 +316,13 @@ static __attribute__((noinline)) int oyama_wait(lt_mutex_t *m)
         if (v == O_HANDED)
             return lt_acquired(m); /* a HOLD request is never run */
     }
+    /* Impatient: in ticket order, the word once it comes free (nobody pushes meanwhile). */
+    struct lt_spin s = LT_SPIN_INIT;
+    uint32_t ticket = lt_impatient_enter(&l->imp, &s);
+    while (!take_free(l))
+        lt_combining_poll(&s);
+    lt_impatient_leave(&l->imp, ticket);
+    return lt_acquired(m);
 }
 
 static int oyama_lock(lt_mutex_t *m)
@@ -341,6 +373,7 @@ static void oyama_fork_child(lt_mutex_t *m, int held)
     struct oyama_lock *l = LT_STATE(m, struct oyama_lock);
     __atomic_store_n(&l->word, held ? (uintptr_t)O_LOCKED : (uintptr_t)O_FREE, __ATOMIC_RELAXED);
     l->batch = NULL;
+    lt_impatient_fork_child(&l->imp);
 }
 
 const struct lt_algo lt_algo_oyama = {
@@ -351,7 +384,7 @@ const struct lt_algo lt_algo_oyama = {
               LT_STAT_BIT(LT_STAT_STEPPED_ASIDE) | LT_STAT_BIT(LT_STAT_ON_CALLER) |
               LT_STAT_BIT(LT_STAT_SKIPPED),
     .size = sizeof(struct oyama_lock),
-    .wait = "spin on own request, then yield",
+    .wait = "spin on own request, then yield; lock() in ticket order after 10 ms",
     .init = oyama_init,
     .destroy = oyama_destroy,
     .lock = oyama_lock,
