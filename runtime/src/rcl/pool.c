@@ -519,19 +519,27 @@ static void decide_mode_degraded(const char *why)
     __atomic_store_n(&mode, MODE_DEGRADED, __ATOMIC_RELEASE);
 }
 
+/* /sys/devices/system/cpu/isolated, read when the library loads: a descriptor opened later, on
+ * one of the program's threads, would shift the numbers of those the program opens meanwhile
+ * (algo/combining.c says how that broke a memcached test). */
+static char isolated[512];
+
+__attribute__((constructor)) static void read_isolated(void)
+{
+    FILE *f = fopen("/sys/devices/system/cpu/isolated", "r");
+    if (!f)
+        return;
+    size_t n = fread(isolated, 1, sizeof isolated - 1, f);
+    fclose(f);
+    isolated[n] = '\0';
+}
+
 /* Whether the kernel keeps cpu for threads pinned there (isolcpus=, cpusets' isolated
  * partitions: /sys/devices/system/cpu/isolated, a list such as "1-3,5"). */
 static bool cpu_reserved(int cpu)
 {
-    FILE *f = fopen("/sys/devices/system/cpu/isolated", "r");
-    if (!f)
-        return false;
-    char buf[512];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
     bool found = false;
-    for (char *p = buf; *p && !found;) {
+    for (const char *p = isolated; *p && !found;) {
         char *end;
         long lo = strtol(p, &end, 10), hi = lo;
         if (end == p)
