@@ -281,6 +281,7 @@ static void write_site(FILE *f, int first, int id, const struct counters *c)
         {LT_STAT_AUTO_TO_BARGE, "switches_to_barge"},
         {LT_STAT_AUTO_FENCED, "fenced"},
         {LT_STAT_AUTO_UNFENCED, "unfenced"},
+        {LT_STAT_AUTO_ON_QUEUE, "acquired_on_queue"},
         {LT_STAT_GATED, "gated"},
         {LT_STAT_GATE_TURNS, "gate_turns"},
     };

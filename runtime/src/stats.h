@@ -38,6 +38,7 @@ enum lt_stat {
     LT_STAT_AUTO_TO_BARGE,    /* auto: switches back */
     LT_STAT_AUTO_FENCED,      /* auto: barging releases made exchanges (a membarrier each) */
     LT_STAT_AUTO_UNFENCED,    /* auto: ... made plain stores again */
+    LT_STAT_AUTO_ON_QUEUE,    /* auto: acquisitions made while the queue lock was in force */
     LT_STAT_GATED,            /* gate.h: waits that went passive at the admission gate */
     LT_STAT_GATE_TURNS,       /* gate.h: passive waiters let through over the limit (fairness) */
     LT_STAT_N

@@ -114,17 +114,19 @@ def test_one_thread_alone_never_switches(program, tmp_path):
         "switches_to_barge": 0,
         "fenced": 0,
         "unfenced": 0,
+        "acquired_on_queue": 0,
     }
 
 
 def test_barging_releases_are_fenced_when_contended_and_unfenced_when_quiet(program, tmp_path):
-    """One thread per CPU, sections that nap 50 us (so the others sleep on the barging word:
-    no crowd beyond the CPUs, the lock stays barging), then one thread alone for 20,000
-    acquisitions (more than the 32 windows of 256 after which auto.c unfences), 12 times.
-    Each contended phase fences the releases (a membarrier), each quiet one unfences them;
-    a wake-up lost in a transition would hang a phase (the timeout), a section lost or run
-    twice would show in the count."""
-    site = run(program, tmp_path, 20000, 1, 40, 50, 12)
+    """One thread per CPU taking the lock 15 times, sections that nap 50 us (so the others
+    sleep on the barging word), then one thread alone for 20,000 acquisitions (more than the
+    32 windows of 256 after which auto.c unfences, and more than the longest window), 12
+    times.  At most 30 contended acquisitions in a window of at least 256: under the 1/8
+    that sends the lock to the queue, so it stays barging.  Each contended phase fences the
+    releases (a membarrier), each quiet one unfences them; a wake-up lost in a transition
+    would hang a phase (the timeout), a section lost or run twice would show in the count."""
+    site = run(program, tmp_path, 20000, 1, 15, 50, 12)
     c = site["algorithm_counters"]
     assert c["switches_to_queue"] == 0, site
     assert c["fenced"] >= 6 and c["unfenced"] >= 6, site
@@ -142,14 +144,30 @@ def test_without_membarrier_every_barging_release_is_an_exchange(program, tmp_pa
 
 def test_a_crowd_moves_the_lock_to_the_queue_and_back_when_it_leaves(program, tmp_path):
     """8 threads per CPU back to back: the barging lock's window sees most acquisitions
-    contended and more waiters than CPUs, so the lock goes to the queue; alone again, the
-    next windows see no contention and it comes back."""
+    contended, so the lock goes to the queue and stays there while the crowd lasts (its
+    stealing hides the contention, the crowd does not); alone again, the next windows see
+    neither contention nor waiters and it comes back."""
     site = run(program, tmp_path, 100000, 8, 200, 20)
     sw = site["algorithm_counters"]
     assert sw["switches_to_queue"] >= 1, site
     assert sw["switches_to_barge"] >= 1, site
-    # switches are rare: windows double after each (auto.c), at most one per 256 acquisitions
+    # switches are rare: a window is 256 acquisitions on the barging lock, 16,384 on the queue
     assert sw["switches_to_queue"] + sw["switches_to_barge"] <= site["acquisitions"] // 256
+
+
+def test_a_lasting_crowd_keeps_the_lock_on_the_queue(program, tmp_path):
+    """8 threads per CPU, 3,000 sections each that nap 20 us: whenever the lock is held, the
+    others wait for it.  The lock goes to the queue when the crowd comes and stays there
+    while it lasts.  On the queue the releasing thread steals the lock back at once (the
+    queue's head is asleep): almost every acquisition is uncontended (0.5%) while a dozen
+    threads wait, and the earlier rule, which went back to the barging lock on `contended`
+    alone, made 54% of the acquisitions on the queue (4 switches each way); this one 94-96%
+    (auto.c's header, "When to switch")."""
+    site = run(program, tmp_path, 1000, 8, 3000, 20)
+    c = site["algorithm_counters"]
+    assert c["switches_to_queue"] >= 1, site
+    crowd = site["acquisitions"] - 2 * 1000  # the two lone phases
+    assert c["acquired_on_queue"] >= 0.8 * crowd, site
 
 
 def test_forced_switches_keep_every_section(program, tmp_path):

@@ -12,12 +12,11 @@
  *           queued behind a spinning head, parked beyond the spin budget, woken ahead of
  *           their turn.  Holds up when threads outnumber CPUs.
  *
- * State (m->_u, 36 of its 40 bytes; the ShflLock first, where shfl_core.h looks for it):
+ * State (m->_u, 34 of its 40 bytes; the ShflLock first, where shfl_core.h looks for it):
  *
  *   q        the QUEUE lock          word     the BARGE word (0 free, 1 held; 2 sleepers: below)
- *   mode     the lock in force       held     the locks the holder holds (bit per mode)
- *   waiting  threads waiting now     acq, cont, waiters, shift: the holder's window
- *   fenced   whether BARGE releases are exchanges
+ *   mode     the lock in force       book     the holder's window (acq, cont, crowd)
+ *   waiting  BARGE waiters now       fenced   whether BARGE releases are exchanges
  *
  * The BARGE release, and who pays for the ordering it needs.  A release must not miss a
  * sleeper: the releaser writes the word and then reads whether anyone sleeps; the sleeper
@@ -33,8 +32,9 @@
  *   wait:  waiting += 1 (seq_cst) ;  fenced == 0 ?  fenced = 1, membarrier(PRIVATE_EXPEDITED)
  *          while exchange(word, 2) != 0:  futex_wait(word, 2)  ;  waiting -= 1
  *
- * (`waiting` counts the QUEUE mode's waiters too: around a switch an unfenced release may
- * wake the word for nobody, which costs a system call and nothing else.)
+ * (`waiting` counts the BARGE waiters only: a thread queued on the QUEUE lock never sleeps
+ * on the word, and counting it would add two atomic operations on the lock's line to every
+ * queued acquisition - with two threads, most acquisitions.)
  *
  * membarrier returns once every running thread of the process has passed a full barrier (one
  * not running passed one when it was switched out).  A releaser that read fenced == 0 before
@@ -54,11 +54,12 @@
  *
  * Acquisition (lock, trylock): read `mode`, take that mode's lock, read `mode` again.  Equal:
  * the lock is ours.  Different: the lock moved on while we waited - release the mode's lock
- * and start again with the new mode.  Release: every lock in `held`.
+ * and start again with the new mode.  Release: the lock of `mode` - the holder's, since
+ * nobody else changes `mode` while it holds that lock - and, if it switched, the other too.
  *
  * Switching, by the holder only (it holds the current mode's lock, X), from X to Y:
  *
- *     holder of X:  take Y's lock  ->  mode = Y (release)  ->  held = X|Y  ...  unlock: both
+ *     holder of X, releasing:  take Y's lock  ->  mode = Y (release)  ->  release Y, X
  *
  *   - Only a holder of the lock in force changes `mode`, so while a thread holds X with
  *     mode == X nobody else can be inside a section: a thread holding Y finds mode != Y until
@@ -73,7 +74,7 @@
  *
  * What holds across a switch: mutual exclusion (above); lt_execute (lock, call, unlock: no
  * execute of its own); trylock (takes the lock in force, or returns EBUSY after a few moved
- * modes); timedlock (timed.c's hand-off: unlock releases `held` whoever calls it);
+ * modes); timedlock (timed.c's hand-off: unlock releases the lock of `mode`, whoever calls it);
  * condition variables (cond.c releases and re-takes m as any lock); fork (fork_child below).
  * The owner field (mutex.c) is written only once the mode is checked: a thread passing
  * through a lock that moved on never names itself the holder.
@@ -81,18 +82,32 @@
  * When to switch (the holder, at the end of a window of acquisitions, under the lock):
  *
  *   contended  acquisitions in the window that found the lock taken
- *   crowd      the mean over the window's acquisitions of the threads then waiting
+ *   crowd      the mean over the window's acquisitions of the threads then waiting: on the
+ *              barging lock `waiting`, on the queue lock 1 when anyone is queued, else 0
  *
- *   BARGE -> QUEUE  when contended >= 1/8 of the window and crowd >= CPUs - 1/2: threads
- *                   outnumber the CPUs the lock can run on, and a barging lock's sleepers
- *                   would cost a wake-up each time (the oversubscribed case).
- *   QUEUE -> BARGE  when contended < 1/16 or crowd < (CPUs - 1/2) / 2 (hysteresis: half).
+ *   BARGE -> QUEUE  when contended >= 1/8 of the window: a barging futex lock that is often
+ *                   found taken pays a sleep and a wake-up (two system calls) per contended
+ *                   hand-over, where the queue lock's waiters spin at the head and its
+ *                   stealing keeps the releasing thread's cache warm.  With one thread per
+ *                   CPU as much as with threads piled up beyond the CPUs.
+ *   QUEUE -> BARGE  when contended < 1/32 and crowd < 1/16: the lock has gone quiet.  Not on
+ *                   `contended` alone: the queue lock's stealing makes most acquisitions
+ *                   uncontended while a queue waits (8 threads on 2 CPUs: 0.1%), and a rule
+ *                   on it alone sent the lock back to the barging one every other window.
  *
- * The window is 256 acquisitions, doubled after each switch (to 16,384 at most) and halved
- * after each window that keeps the mode, so a lock on the edge switches at most every 16,384
- * acquisitions.  LOCKTUNE_AUTO_SWITCH_EVERY=N (tests) switches every N acquisitions whatever
- * is observed.  LOCKTUNE_STATS counts the switches each way per site (`algorithm_counters`:
- * `switches_to_queue`, `switches_to_barge`).
+ * The barging lock stays the mode of a quiet lock: its rare waiters sleep at once, where the
+ * queue lock's head would spin (on a loaded machine, CPU time other threads could use).
+ *
+ * The window is 256 acquisitions on the barging lock, and ends early at its 32nd contended
+ * one: contention moves the lock to the queue within 32 sleeps.  On the queue it is 16,384:
+ * the way back needs a long quiet stretch.  Two threads on two CPUs, one of them often busy
+ * elsewhere, give quiet windows of a few hundred acquisitions all the time; with windows of
+ * 256 on the queue the bundled raytrace went back and forth 94 times a run, each return to
+ * the barging lock costing up to 32 sleeps.  A lock that went quiet loses nothing by staying
+ * on the queue lock for a while: its uncontended path is as cheap.
+ * LOCKTUNE_AUTO_SWITCH_EVERY=N (tests) switches every N acquisitions whatever is observed.
+ * LOCKTUNE_STATS counts the switches each way per site (`algorithm_counters`: `switches_to_queue`,
+ * `switches_to_barge`) and the acquisitions made on the queue lock (`acquired_on_queue`).
  */
 #define _GNU_SOURCE
 #include <linux/membarrier.h>
@@ -107,25 +122,34 @@
 
 enum { AUTO_BARGE = 0, AUTO_QUEUE = 1, AUTO_MODES = 2 };
 
-#define WINDOW_MIN       256u
-#define WINDOW_MAX_SHIFT 6u  /* 256 << 6 = 16,384 */
-#define UNFENCE_WINDOWS  32u /* uncontended windows before the BARGE releases are stores again */
+#define WINDOW_BARGE    256u   /* acquisitions per window on the barging lock */
+#define WINDOW_QUEUE    16384u /* ... on the queue lock */
+#define UNFENCE_WINDOWS 32u    /* uncontended windows before the BARGE releases are stores again */
+
+/* The holder's bookkeeping.  It shares the line the queue's head spins on, where each store
+ * the holder makes costs a transfer of the line and lengthens the section: so it is written
+ * at the release, with one store just before the release's own (and, for a contended
+ * acquisition, once in the slow path, where the line moves anyway). */
+union auto_book {
+    struct {
+        uint16_t acq;   /* acquisitions in the window */
+        uint16_t cont;  /* contended acquisitions in the window */
+        uint16_t crowd; /* the crowd seen at each release, summed (saturating) */
+        uint16_t spare;
+    };
+    uint64_t all; /* relaxed atomic loads and stores of it: one instruction each */
+};
 
 struct auto_lock {
-    struct shfl_lock q; /* QUEUE; first: shfl_core.h addresses it as m->_u */
-    uint32_t word;      /* atomic: BARGE */
-    uint32_t waiting;   /* atomic: threads waiting in lock() now, in either mode */
-    uint32_t waiters;   /* the holder's: sum of `waiting` seen at each acquisition */
-    uint16_t cont;      /* the holder's: contended acquisitions in the window */
-    uint16_t acq;       /* the holder's: acquisitions in the window */
-    uint8_t mode;       /* atomic: the lock in force */
-    uint8_t held;       /* the holder's: bit per mode whose lock it holds */
-    uint8_t shift;      /* the holder's: window = WINDOW_MIN << shift */
-    uint8_t fenced;     /* atomic: 0 unfenced, else 1 + uncontended windows since fenced */
+    struct shfl_lock q;   /* QUEUE; first: shfl_core.h addresses it as m->_u */
+    uint32_t word;        /* atomic: BARGE */
+    uint32_t waiting;     /* atomic: threads waiting for the BARGE word now */
+    union auto_book book; /* the holder's */
+    uint8_t mode;         /* atomic: the lock in force */
+    uint8_t fenced;       /* atomic: 0 unfenced, else 1 + uncontended windows since fenced */
 };
 LT_STATE_FITS(struct auto_lock);
 
-static unsigned ncpus = 1;    /* CPUs the process may run on (configure) */
 static unsigned switch_every; /* LOCKTUNE_AUTO_SWITCH_EVERY; 0: by the rules */
 static bool asym;             /* the BARGE release is a store: membarrier is registered */
 
@@ -154,9 +178,6 @@ static bool asym_available(void)
 
 static void auto_configure(void)
 {
-    unsigned n = 0;
-    lt_config_usable_cpus(&n);
-    ncpus = n ? n : 1;
     const char *v = getenv("LOCKTUNE_AUTO_SWITCH_EVERY");
     if (v && *v) {
         char *end;
@@ -250,17 +271,20 @@ static void barge_window(lt_mutex_t *m, struct auto_lock *a, bool contended)
  * not touched: the lock is not ours until the mode is checked (auto_lock). */
 static int take(lt_mutex_t *m, struct auto_lock *a, uint32_t mode)
 {
-    if (mode == AUTO_BARGE ? barge_try(a) : shfl_take(&a->q))
+    /* QUEUE: steal unless an impatient head is owed the lock (shfl_fast; shfl_block.c says
+     * why).  Stealing past it kept the head spinning, a CPU lost, while two threads took the
+     * lock in turn. */
+    if (mode == AUTO_BARGE ? barge_try(a) : shfl_fast(&a->q))
         return 0;
-    /* seq_cst: in BARGE mode the waiter's announcement (header: the increment, then the look
-     * at `fenced`); in both, a count the holder samples. */
-    __atomic_fetch_add(&a->waiting, 1, __ATOMIC_SEQ_CST);
-    if (mode == AUTO_BARGE) {
-        lt_contended(m);
-        barge_wait(m, a);
-    } else {
+    if (mode == AUTO_QUEUE) {
         shfl_wait(m, true); /* counts the contention (lt_contended) */
+        return 1;
     }
+    /* seq_cst: the waiter's announcement (header: the increment, then the look at
+     * `fenced`); also the count the holder samples. */
+    __atomic_fetch_add(&a->waiting, 1, __ATOMIC_SEQ_CST);
+    lt_contended(m);
+    barge_wait(m, a);
     __atomic_fetch_sub(&a->waiting, 1, __ATOMIC_RELAXED);
     return 1;
 }
@@ -296,43 +320,57 @@ static void switch_to(lt_mutex_t *m, struct auto_lock *a, uint32_t to)
     }
     /* release: a thread that takes `from` after we let it go sees the new mode. */
     __atomic_store_n(&a->mode, (uint8_t)to, __ATOMIC_RELEASE);
-    a->held |= (uint8_t)(1u << to);
     lt_stat(lt_site(m), to == AUTO_QUEUE ? LT_STAT_AUTO_TO_QUEUE : LT_STAT_AUTO_TO_BARGE);
 }
 
 /* The rules of the header, for the window just closed; returns the mode to be in. */
 static uint32_t choose(const struct auto_lock *a, uint32_t mode)
 {
-    uint64_t acq = a->acq, cont = a->cont, crowd2 = 2u * (uint64_t)a->waiters;
-    uint64_t edge2 = acq * (2u * ncpus - 1u); /* crowd >= CPUs - 1/2, times 2 acq */
+    uint64_t acq = a->book.acq, cont = a->book.cont, crowd = a->book.crowd; /* sums */
     if (mode == AUTO_BARGE)
-        return cont * 8u >= acq && crowd2 >= edge2 ? AUTO_QUEUE : AUTO_BARGE;
-    return cont * 16u < acq || crowd2 * 2u < edge2 ? AUTO_BARGE : AUTO_QUEUE;
+        return cont * 8u >= acq ? AUTO_QUEUE : AUTO_BARGE;
+    return cont * 32u < acq && crowd * 16u < acq ? AUTO_BARGE : AUTO_QUEUE;
 }
 
-/* One more acquisition in the holder's window; at its end, perhaps a switch. */
-static void observe(lt_mutex_t *m, struct auto_lock *a, uint32_t mode, int contended,
-                    bool may_switch)
+/* The end of the holder's window, at a release: perhaps a switch (header).  Returns the
+ * mode now in force (the holder then holds both locks if it switched). */
+static __attribute__((noinline)) uint32_t window_end(lt_mutex_t *m, struct auto_lock *a,
+                                                     uint32_t mode)
 {
-    a->acq++;
-    a->cont += (uint16_t)contended;
-    a->waiters += __atomic_load_n(&a->waiting, __ATOMIC_RELAXED); /* relaxed: a sample */
-    unsigned window = switch_every ? switch_every : WINDOW_MIN << a->shift;
-    if (a->acq < window || !may_switch)
-        return;
     uint32_t to = switch_every ? mode ^ 1u : choose(a, mode);
     if (mode == AUTO_BARGE)
-        barge_window(m, a, a->cont != 0);
-    a->acq = a->cont = 0;
-    a->waiters = 0;
-    if (to == mode) {
-        if (a->shift)
-            a->shift--;
-        return;
-    }
-    if (a->shift < WINDOW_MAX_SHIFT)
-        a->shift++;
+        barge_window(m, a, a->book.cont != 0);
+    a->book.acq = a->book.cont = a->book.crowd = 0;
+    if (to == mode)
+        return mode;
     switch_to(m, a, to);
+    return to;
+}
+
+/* The lock, in `mode`, is being released by its holder: one more acquisition in the window
+ * (one load and one store of the book, above), and at the window's end perhaps a switch.
+ * Returns the mode in force now. */
+static inline __attribute__((always_inline)) uint32_t observe(lt_mutex_t *m, struct auto_lock *a,
+                                                              uint32_t mode)
+{
+    if (mode == AUTO_QUEUE)
+        lt_stat(lt_site(m), LT_STAT_AUTO_ON_QUEUE);
+    /* relaxed: samples.  On the queue, whether anyone is queued (its tail), not how many. */
+    uint32_t seen = mode == AUTO_BARGE ? __atomic_load_n(&a->waiting, __ATOMIC_RELAXED)
+                                       : __atomic_load_n(&a->q.tail, __ATOMIC_RELAXED) != NULL;
+    union auto_book b = {.all = __atomic_load_n(&a->book.all, __ATOMIC_RELAXED)};
+    b.acq++;
+    b.crowd = seen > (uint32_t)(UINT16_MAX - b.crowd) ? UINT16_MAX : (uint16_t)(b.crowd + seen);
+    __atomic_store_n(&a->book.all, b.all, __ATOMIC_RELAXED);
+    unsigned window = switch_every         ? switch_every
+                      : mode == AUTO_BARGE ? WINDOW_BARGE
+                                           : WINDOW_QUEUE;
+    /* On the barging lock the window also ends at its 32nd contended acquisition: enough to
+     * decide (1/8 of 256), and each one may have cost a sleep and a wake-up. */
+    if (__builtin_expect(b.acq >= window, 0) ||
+        (mode == AUTO_BARGE && __builtin_expect(b.cont >= WINDOW_BARGE / 8, 0)))
+        return window_end(m, a, mode);
+    return mode;
 }
 
 /* ------------------------------------------------------------------ operations */
@@ -353,8 +391,8 @@ static int auto_lock(lt_mutex_t *m)
         /* relaxed: taking the mode's lock was an acquire that follows the store we must see
          * (the switcher stored `mode` before releasing the lock we took). */
         if (__builtin_expect(__atomic_load_n(&a->mode, __ATOMIC_RELAXED) == mode, 1)) {
-            a->held = (uint8_t)(1u << mode);
-            observe(m, a, mode, contended, true);
+            if (contended) /* the holder's now (the book) */
+                a->book.cont++;
             return lt_acquired(m);
         }
         release(m, a, mode); /* the lock moved on while we waited: not ours to hold */
@@ -368,11 +406,8 @@ static int auto_trylock(lt_mutex_t *m)
         uint32_t mode = __atomic_load_n(&a->mode, __ATOMIC_ACQUIRE); /* as in auto_lock */
         if (!try_take(a, mode))
             return EBUSY;
-        if (__atomic_load_n(&a->mode, __ATOMIC_RELAXED) == mode) { /* as in auto_lock */
-            a->held = (uint8_t)(1u << mode);
-            observe(m, a, mode, 0, false); /* a trylock never waits for a switch */
+        if (__atomic_load_n(&a->mode, __ATOMIC_RELAXED) == mode) /* as in auto_lock */
             return lt_acquired(m);
-        }
         release(m, a, mode);
     }
     return EBUSY; /* the mode kept moving: the lock was busy all along */
@@ -386,11 +421,12 @@ static int auto_timedlock(lt_mutex_t *m, const struct timespec *abstime)
 static int auto_unlock(lt_mutex_t *m)
 {
     struct auto_lock *a = LT_STATE(m, struct auto_lock);
-    uint8_t h = a->held;
-    a->held = 0;
-    for (uint32_t mode = 0; mode < AUTO_MODES; mode++)
-        if (h & (1u << mode))
-            release(m, a, mode);
+    /* relaxed: only the holder of the lock in force changes `mode`, and that is us. */
+    uint32_t mode = __atomic_load_n(&a->mode, __ATOMIC_RELAXED);
+    uint32_t now = observe(m, a, mode);
+    if (now != mode)
+        release(m, a, now); /* switched: we hold both */
+    release(m, a, mode);
     return 0;
 }
 
@@ -402,18 +438,16 @@ static int auto_destroy(lt_mutex_t *m)
     return shfl_destroy_any(m);
 }
 
-/* fork (mutex.c): the lost threads' queue nodes and counts go; the holder keeps the locks it
- * holds (`held`, its own bookkeeping, complete once it held the lock). */
+/* fork (mutex.c): the lost threads' queue nodes and counts go; the holder keeps the lock of
+ * `mode` (a switch happens inside a release, never while the lock is simply held). */
 static void auto_fork_child(lt_mutex_t *m, int held)
 {
     struct auto_lock *a = LT_STATE(m, struct auto_lock);
-    uint8_t h = held ? a->held : 0;
-    shfl_fork_child_any(m, h & (1u << AUTO_QUEUE));
-    __atomic_store_n(&a->word, (h & (1u << AUTO_BARGE)) ? 1u : 0u, __ATOMIC_RELAXED);
+    uint32_t mode = __atomic_load_n(&a->mode, __ATOMIC_RELAXED);
+    shfl_fork_child_any(m, held && mode == AUTO_QUEUE);
+    __atomic_store_n(&a->word, held && mode == AUTO_BARGE ? 1u : 0u, __ATOMIC_RELAXED);
     __atomic_store_n(&a->waiting, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&a->fenced, 0, __ATOMIC_RELAXED); /* nobody sleeps: stores will do */
-    if (!held)
-        a->held = 0;
 }
 
 const struct lt_algo lt_algo_auto = {
@@ -421,7 +455,7 @@ const struct lt_algo lt_algo_auto = {
     .caps = LT_CAP_SUPPORTS_COND | LT_CAP_BLOCKING | LT_CAP_OVERSUB_SAFE,
     .counts = LT_STAT_BIT(LT_STAT_PARKED) | LT_STAT_BIT(LT_STAT_AUTO_TO_QUEUE) |
               LT_STAT_BIT(LT_STAT_AUTO_TO_BARGE) | LT_STAT_BIT(LT_STAT_AUTO_FENCED) |
-              LT_STAT_BIT(LT_STAT_AUTO_UNFENCED),
+              LT_STAT_BIT(LT_STAT_AUTO_UNFENCED) | LT_STAT_BIT(LT_STAT_AUTO_ON_QUEUE),
     .size = sizeof(struct auto_lock),
     .wait = "switches between a barging futex lock and the blocking ShflLock",
     .configure = auto_configure,
