@@ -113,10 +113,11 @@ struct rcl_sthread;
 struct rcl_server {
     /* read-mostly */
     struct rcl_mailbox *mb; /* RCL_MAILBOXES, page-aligned, first touched on the server CPU */
-    uint32_t *claims;       /* RCL_MAILBOXES: 1 while a servicing thread owns the request */
-    uint32_t *holders;      /* RCL_HOLDERS holder words (struct rcl_lock) */
-    uint64_t *slots_used;   /* RCL_HOLDERS bits, under slots_lock */
-    unsigned slots_hint;    /* under slots_lock: where to look for a free slot */
+    uint32_t *claims;  /* RCL_MAILBOXES: 1 while a servicing thread looks at the request, 2 while it
+                          runs its section */
+    uint32_t *holders; /* RCL_HOLDERS holder words (struct rcl_lock) */
+    uint64_t *slots_used; /* RCL_HOLDERS bits, under slots_lock */
+    unsigned slots_hint;  /* under slots_lock: where to look for a free slot */
     pthread_mutex_t slots_lock;
     int cpu;
     int number;      /* the first server number placed on this CPU */

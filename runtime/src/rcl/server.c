@@ -12,12 +12,14 @@
  *
  *   alive = 1; my timestamp = the server's; nfree -= 1            (core-local)
  *   for i in 0 .. rcl_nids-1:  r = mailbox i;  skip it unless r.function is set
- *       claim i (core-local CAS on claims[i]) or skip; re-read r.function: NULL? unclaim, skip
+ *       claim i (core-local CAS 0 -> 1 on claims[i]) or skip; re-read r.function: NULL? unclaim,
+ *                        skip
  *       RELEASE:         holder = 0, complete
  *       CAS(holder: 0 -> r.real_me + 1) fails: TRYGRANT completes with EBUSY; else unclaim and
  *                        skip (the lock is held: by a client's lock(), or by a blocked section)
  *       GRANT/TRYGRANT:  complete (the client holds the lock now)
- *       a section:       run it; holder = 0; complete (result, then function = NULL)
+ *       a section:       claims[i] = 2; run it; holder = 0; complete (result, then function =
+ *                        NULL)
  *       unclaim i
  *   nfree += 1; wake the clients parked on what this pass completed (clients.c)
  *
@@ -433,22 +435,34 @@ static int serve(struct rcl_server *srv, struct rcl_sthread *self, unsigned i, l
     } else if (f == RCL_OP_GRANT || f == RCL_OP_TRYGRANT) {
         complete(self, r, NULL); /* the client holds the lock now */
     } else {
+        __atomic_store_n(claim, 2, __ATOMIC_RELAXED); /* running it (servable) */
         run(srv, self, r, m, f, real_me);
     }
     unclaim(claim);
     return 1;
 }
 
-/* Whether a request that could be served now is waiting (the idle sleep's last look). */
+/* Whether a request that could be served now is waiting (the idle sleep's last look).  A
+ * request another servicing thread is looking at (claim 1) counts: that thread may have found
+ * its lock still held, let it go unserved a moment later (serve), and then retire, after the
+ * holder's release found us not yet asleep and kicked nobody.  Skipping it put the last free
+ * thread to sleep with a grantable request waiting: the pool and its clients all asleep
+ * (test_fork under rcl, bounded and demoted, so that the servicing threads time-slice on their
+ * CPU: a hang in about 1 run of 4 with two runs side by side).  A request whose section runs
+ * (claim 2) does not count: the thread running it completes it, however long it waits. */
 static bool servable(struct rcl_server *srv)
 {
     bool local = srv->pinned, found = false;
     unsigned n = __atomic_load_n(&rcl_nids, __ATOMIC_RELAXED);
     for (unsigned i = 0; i < n && !found; i++) {
         struct rcl_mailbox *r = &srv->mb[i];
-        if (!__atomic_load_n(&r->function, __ATOMIC_SEQ_CST) ||
-            !lt_local_cas32(&srv->claims[i], 0, 1, local))
+        if (!__atomic_load_n(&r->function, __ATOMIC_SEQ_CST))
             continue;
+        if (!lt_local_cas32(&srv->claims[i], 0, 1, local)) {
+            /* relaxed: a word of this CPU's threads (the header). */
+            found = __atomic_load_n(&srv->claims[i], __ATOMIC_RELAXED) == 1;
+            continue;
+        }
         lt_cs_fn f = __atomic_load_n(&r->function, __ATOMIC_SEQ_CST);
         if (f) {
             lt_mutex_t *m = __atomic_load_n(&r->lock, __ATOMIC_RELAXED);
