@@ -8,9 +8,9 @@
  *   BARGE   a futex mutex that barges (take the word if it is free, else sleep; the releasing
  *           thread may take it again at once).  Cheapest while few threads want the lock at
  *           a time.  Its release is one plain store where membarrier(2) is there (below).
- *   QUEUE   the blocking ShflLock (shfl_core.h): stealing while the queue is short, waiters
- *           queued behind a spinning head, parked beyond the spin budget, woken ahead of
- *           their turn.  Holds up when threads outnumber CPUs.
+ *   QUEUE   the blocking ShflLock (shfl_core.h): stealing unless an impatient head is owed
+ *           it, waiters queued behind a spinning head, parked beyond the spin budget, woken
+ *           ahead of their turn.  Holds up when threads outnumber CPUs.
  *
  * State (m->_u, 34 of its 40 bytes; the ShflLock first, where shfl_core.h looks for it):
  *
@@ -269,12 +269,17 @@ static void barge_window(lt_mutex_t *m, struct auto_lock *a, bool contended)
 
 /* Take mode's lock, waiting if need be.  Returns 1 when it had to wait.  The owner field is
  * not touched: the lock is not ours until the mode is checked (auto_lock). */
+/* Take mode's lock if that needs no waiting.  QUEUE: steal unless an impatient head is owed
+ * the lock (shfl_fast; shfl_block.c says why).  Stealing past it kept the head spinning, a CPU
+ * lost, while two threads took the lock in turn. */
+static bool try_take(struct auto_lock *a, uint32_t mode)
+{
+    return mode == AUTO_BARGE ? barge_try(a) : shfl_fast(&a->q);
+}
+
 static int take(lt_mutex_t *m, struct auto_lock *a, uint32_t mode)
 {
-    /* QUEUE: steal unless an impatient head is owed the lock (shfl_fast; shfl_block.c says
-     * why).  Stealing past it kept the head spinning, a CPU lost, while two threads took the
-     * lock in turn. */
-    if (mode == AUTO_BARGE ? barge_try(a) : shfl_fast(&a->q))
+    if (try_take(a, mode))
         return 0;
     if (mode == AUTO_QUEUE) {
         shfl_wait(m, true); /* counts the contention (lt_contended) */
@@ -287,12 +292,6 @@ static int take(lt_mutex_t *m, struct auto_lock *a, uint32_t mode)
     barge_wait(m, a);
     __atomic_fetch_sub(&a->waiting, 1, __ATOMIC_RELAXED);
     return 1;
-}
-
-static bool try_take(struct auto_lock *a, uint32_t mode)
-{
-    /* QUEUE: no stealing past waiters that asked for their turn (shfl_fast). */
-    return mode == AUTO_BARGE ? barge_try(a) : shfl_fast(&a->q);
 }
 
 static void release(lt_mutex_t *m, struct auto_lock *a, uint32_t mode)
