@@ -191,6 +191,10 @@ def test_every_delegating_algorithm_side_by_side(program, tmp_path):
         assert srv["servicing_threads_created"] >= 1
         assert srv["requests"] > 0
         assert srv["manager"]["activations"] >= 0
+        # Every lock's holder in the server's table, none in the lock's own line (the first
+        # lock bound to a server was given the "inline" slot 0: the server's first touch of
+        # its pages zeroed the bit that reserves it).
+        assert srv["locks"] >= 1 and srv["inline_holders"] == 0, srv
 
 
 def test_two_servers_on_two_cpus(program, tmp_path):

@@ -72,6 +72,8 @@ static int rcl_init(lt_mutex_t *m)
         return EAGAIN;
     l->slot = rcl_slot_take(l->srv);
     __atomic_fetch_add(&l->srv->nlocks, 1, __ATOMIC_RELAXED);
+    if (!l->slot)
+        __atomic_fetch_add(&l->srv->ninline, 1, __ATOMIC_RELAXED);
     return 0;
 }
 
@@ -89,6 +91,8 @@ static int rcl_destroy(lt_mutex_t *m)
             return EBUSY; /* a request for it is pending */
     }
     __atomic_fetch_sub(&l->srv->nlocks, 1, __ATOMIC_RELAXED);
+    if (!l->slot)
+        __atomic_fetch_sub(&l->srv->ninline, 1, __ATOMIC_RELAXED);
     rcl_slot_give(l->srv, l->slot);
     l->slot = 0;
     return 0;

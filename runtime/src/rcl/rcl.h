@@ -120,12 +120,13 @@ struct rcl_server {
     unsigned slots_hint;  /* under slots_lock: where to look for a free slot */
     pthread_mutex_t slots_lock;
     int cpu;
-    int number;      /* the first server number placed on this CPU */
-    bool fifo;       /* its threads run under SCHED_FIFO */
-    bool bounded;    /* ... on a CPU it shares: with a budget (pool.c, "Bounded") */
-    bool pinned;     /* they all run on `cpu` only: core-local atomics are safe */
-    bool placed;     /* its mailbox pages were first touched on `cpu` (once, at its creation) */
-    uint32_t nlocks; /* locks bound to it (atomic) */
+    int number;       /* the first server number placed on this CPU */
+    bool fifo;        /* its threads run under SCHED_FIFO */
+    bool bounded;     /* ... on a CPU it shares: with a budget (pool.c, "Bounded") */
+    bool pinned;      /* they all run on `cpu` only: core-local atomics are safe */
+    bool placed;      /* its mailbox pages were first touched on `cpu` (once, at its creation) */
+    uint32_t nlocks;  /* locks bound to it (atomic) */
+    uint32_t ninline; /* ... of them, with no holder slot: the holder in the lock (atomic) */
     /* read by every client after it posts a request */
     _Alignas(RCL_LINE) uint32_t state; /* atomic: enum rcl_state (futex word while idle) */
     /* written by parking clients, read-modified by the server after its passes */

@@ -18,8 +18,8 @@
  *       CAS(holder: 0 -> r.real_me + 1) fails: TRYGRANT completes with EBUSY; else unclaim and
  *                        skip (the lock is held: by a client's lock(), or by a blocked section)
  *       GRANT/TRYGRANT:  complete (the client holds the lock now)
- *       a section:       claims[i] = 2; run it; holder = 0; complete (result, then function =
- *                        NULL)
+ *       a section:       claims[i] = 2; run it; holder = 0; claims[i] = 1; complete (result,
+ *                        then function = NULL)
  *       unclaim i
  *   nfree += 1; wake the clients parked on what this pass completed (clients.c)
  *
@@ -370,9 +370,10 @@ void rcl_wake_parked(struct rcl_server *srv, struct rcl_sthread *self)
     }
 }
 
-/* Run a section for the client of mailbox r; m is held (holder = r.real_me + 1). */
-static void run(struct rcl_server *srv, struct rcl_sthread *self, struct rcl_mailbox *r,
-                lt_mutex_t *m, lt_cs_fn fn, int32_t real_me)
+/* Run a section for the client of mailbox r; m is held (holder = r.real_me + 1) and released
+ * on return, the request not yet completed.  Returns the section's result. */
+static void *run(struct rcl_server *srv, struct rcl_mailbox *r, lt_mutex_t *m, lt_cs_fn fn,
+                 int32_t real_me)
 {
     struct rcl_client *me = &rcl_self;
     me->real_me = real_me;
@@ -396,7 +397,7 @@ static void run(struct rcl_server *srv, struct rcl_sthread *self, struct rcl_mai
         lt_cond_flush_deferred(); /* signals the section sent after a condition wait */
     lt_stat(site, LT_STAT_ACQUIRED);
     lt_stat(site, LT_STAT_DELEGATED);
-    complete(self, r, res); /* m may be freed from here on */
+    return res;
 }
 
 static inline void unclaim(uint32_t *claim)
@@ -435,21 +436,31 @@ static int serve(struct rcl_server *srv, struct rcl_sthread *self, unsigned i, l
     } else if (f == RCL_OP_GRANT || f == RCL_OP_TRYGRANT) {
         complete(self, r, NULL); /* the client holds the lock now */
     } else {
-        __atomic_store_n(claim, 2, __ATOMIC_RELAXED); /* running it (servable) */
-        run(srv, self, r, m, f, real_me);
+        __atomic_store_n(claim, 2, __ATOMIC_RELAXED); /* running it (see servable) */
+        void *res = run(srv, r, m, f, real_me);
+        /* Back to 1 before the completion: from then on the client's next request may sit in
+         * the mailbox while we still hold the claim (servable). */
+        __atomic_store_n(claim, 1, __ATOMIC_RELAXED);
+        complete(self, r, res); /* m may be freed from here on */
     }
     unclaim(claim);
     return 1;
 }
 
 /* Whether a request that could be served now is waiting (the idle sleep's last look).  A
- * request another servicing thread is looking at (claim 1) counts: that thread may have found
- * its lock still held, let it go unserved a moment later (serve), and then retire, after the
- * holder's release found us not yet asleep and kicked nobody.  Skipping it put the last free
- * thread to sleep with a grantable request waiting: the pool and its clients all asleep
- * (test_fork under rcl, bounded and demoted, so that the servicing threads time-slice on their
- * CPU: a hang in about 1 run of 4 with two runs side by side).  A request whose section runs
- * (claim 2) does not count: the thread running it completes it, however long it waits. */
+ * mailbox another servicing thread has claimed (claim 1) counts, for two reasons:
+ *   - that thread may have found the request's lock still held, let it go unserved a moment
+ *     later (serve), and then retire, after the holder's release found us not yet asleep and
+ *     kicked nobody;
+ *   - that thread may have completed the request and not yet let the claim go: the client's
+ *     next request may already be there, posted while the server was RUNNING (no kick), and
+ *     the thread that holds the claim goes on with its pass and may retire.
+ * Skipping either put the last free thread to sleep with a grantable request waiting: the pool
+ * and its clients all asleep (test_fork under rcl, bounded and demoted, so that the servicing
+ * threads time-slice on their CPU: with two runs side by side, a hang in about 1 pair of 4-8;
+ * with the first reason fixed, 1 in 5-50; with both, none in 150).  A mailbox whose
+ * section runs (claim 2) does not count: the thread running it completes it, however long it
+ * waits, and sets the claim back to 1 before the completion (serve). */
 static bool servable(struct rcl_server *srv)
 {
     bool local = srv->pinned, found = false;
@@ -558,10 +569,15 @@ void *rcl_servicing_main(void *arg)
          * writing a zero byte at each page's start clobbered the lock pointer of mailbox 0,
          * 64, ...: the child crashed or hung (libuv's fork tests under rcl). */
         if (!srv->placed) {
+            /* A write of what is there: a zero written at the slot bitmap's page cleared the
+             * bit create() reserves for "inline", and the first lock bound to the server was
+             * given slot 0 - its holder kept in the lock's own line, next to the clients'
+             * `callers` word (seen as "inline_holders": 1 in the statistics). */
             long page = sysconf(_SC_PAGESIZE);
             size_t bytes = region_bytes();
+            volatile unsigned char *p = (volatile unsigned char *)srv->mb;
             for (size_t off = 0; off < bytes; off += (size_t)(page > 0 ? page : 4096))
-                ((volatile unsigned char *)srv->mb)[off] = 0;
+                p[off] = p[off];
             srv->placed = true;
         }
         /* release: a client that sees RUNNING sees the server set up. */
@@ -662,7 +678,7 @@ void rcl_stats_json(FILE *f)
                 "\"prepared_woken\": %llu, \"retirements\": %llu, \"manager\": "
                 "{\"activations\": %llu, \"alive_misses\": %llu, \"interventions\": %llu, "
                 "\"elections\": %llu}, \"backup_runs\": %llu, \"demotions\": %llu, "
-                "\"local_sleeps\": %llu}",
+                "\"local_sleeps\": %llu, \"inline_holders\": %u}",
                 first ? "" : ",", srv->number, srv->cpu, srv->fifo ? "SCHED_FIFO" : "SCHED_OTHER",
                 srv->pinned ? "true" : "false", __atomic_load_n(&srv->nlocks, __ATOMIC_RELAXED),
                 (unsigned long long)k.requests, (unsigned long long)k.passes,
@@ -674,7 +690,8 @@ void rcl_stats_json(FILE *f)
                 (unsigned long long)k.manager_checks, (unsigned long long)k.alive_misses,
                 (unsigned long long)k.interventions, (unsigned long long)k.elections,
                 (unsigned long long)k.backup_runs, (unsigned long long)k.demotions,
-                (unsigned long long)k.local_sleeps);
+                (unsigned long long)k.local_sleeps,
+                __atomic_load_n(&srv->ninline, __ATOMIC_RELAXED));
         first = 0;
     }
     fputs(first ? "]}" : "\n    ]}", f);
