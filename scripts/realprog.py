@@ -56,7 +56,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT / "build" / "realprog"
 RESULTS = ROOT / "bench" / "results" / "realprog"
 JOBS = str(os.cpu_count() or 2)
-ALGORITHMS = ["posix", "mcs", "shfl-block", "ccsynch", "rcl"]
+ALGORITHMS = ["posix", "mcs", "shfl-block", "ccsynch", "rcl", "auto"]
 GOOD = ("ok", "unavailable")  # a step's status that is no failure
 
 
@@ -252,7 +252,7 @@ RECIPES: dict[str, Recipe] = {
             # and compression/multi-threaded.sh and adapt.sh round-trip with -T0, -T2,
             # --rsyncable, --adapt.  Not its `make check` (tests/playTests.sh): it first
             # builds a debug CLI, then takes about 3.5 minutes a run on 2 vCPUs: 20 minutes
-            # for the six runs (original and five algorithms), more than CI has for it.
+            # for the seven runs (original and six algorithms), more than CI has for it.
             test='export CPPFLAGS="$LT_CFLAGS" LDFLAGS="-Wl,--no-as-needed $LT_LIBS"; '
             "make -C tests test-pool && cd tests && "
             "./cli-tests/run.py --zstd=../programs/zstd --datagen=./datagen",
@@ -277,7 +277,7 @@ RECIPES: dict[str, Recipe] = {
             build="make -j$JOBS sqlite3.c && make -j$JOBS testfixture",
             # Its threaded and mutex tests and a few core ones, by its own tcl harness.  Not
             # thread003: it runs three stress loops of 30 s each whatever the machine (90 s
-            # of a 2-minute run, 9 minutes over the five algorithms); the others do a fixed
+            # of a 2-minute run, 9 minutes over six algorithms); the others do a fixed
             # amount of work from several threads on shared connections and caches.
             test="for t in mutex1 mutex2 thread001 thread002 thread004 thread005 "
             "thread1 thread2 select1 insert trans; do "

@@ -1,6 +1,6 @@
 """The rewriter corpus (testsuite/rewrite/corpus/, one program per directory): each program
 is rewritten, compiled with -Wall -Wextra -Werror against liblocktune, and run under every
-algorithm the runtime registers among posix, mcs, shfl-block, ccsynch and rcl; its output
+algorithm the runtime registers among posix, mcs, shfl-block, ccsynch, rcl and auto; its output
 must equal the original's (expected.txt).  Plus the expected shape of the rewritten code
 (CHECK lines) and idempotency (a second rewrite changes nothing, byte for byte,
 locktune_config.h included, without and with a profile).
@@ -18,7 +18,7 @@ import filecheck
 import pytest
 from conftest import clean_env
 
-ALGORITHMS = ["posix", "mcs", "shfl-block", "ccsynch", "rcl"]
+ALGORITHMS = ["posix", "mcs", "shfl-block", "ccsynch", "rcl", "auto"]
 PROGRAMS = cb.programs()
 # Run time every algorithm may spend on the whole corpus (each program takes well under a
 # second on posix): a lock that makes the programs crawl fails the rest of its runs quickly
