@@ -251,8 +251,8 @@ RECIPES: dict[str, Recipe] = {
             # default (one worker thread: ZSTDMT's pool, mutexes and condition variables),
             # and compression/multi-threaded.sh and adapt.sh round-trip with -T0, -T2,
             # --rsyncable, --adapt.  Not its `make check` (tests/playTests.sh): it first
-            # builds a debug CLI, then takes about 3.5 minutes a run on 2 vCPUs: 20 minutes
-            # for the seven runs (original and six algorithms), more than CI has for it.
+            # builds a debug CLI, then takes about 3.5 minutes a run on 2 vCPUs: about 25
+            # minutes for the seven runs (original and six algorithms), more than CI has for it.
             test='export CPPFLAGS="$LT_CFLAGS" LDFLAGS="-Wl,--no-as-needed $LT_LIBS"; '
             "make -C tests test-pool && cd tests && "
             "./cli-tests/run.py --zstd=../programs/zstd --datagen=./datagen",
