@@ -267,8 +267,6 @@ static void barge_window(lt_mutex_t *m, struct auto_lock *a, bool contended)
     }
 }
 
-/* Take mode's lock, waiting if need be.  Returns 1 when it had to wait.  The owner field is
- * not touched: the lock is not ours until the mode is checked (auto_lock). */
 /* Take mode's lock if that needs no waiting.  QUEUE: steal unless an impatient head is owed
  * the lock (shfl_fast; shfl_block.c says why).  Stealing past it kept the head spinning, a CPU
  * lost, while two threads took the lock in turn. */
@@ -277,6 +275,8 @@ static bool try_take(struct auto_lock *a, uint32_t mode)
     return mode == AUTO_BARGE ? barge_try(a) : shfl_fast(&a->q);
 }
 
+/* Take mode's lock, waiting if need be.  Returns 1 when it had to wait.  The owner field is
+ * not touched: the lock is not ours until the mode is checked (auto_lock). */
 static int take(lt_mutex_t *m, struct auto_lock *a, uint32_t mode)
 {
     if (try_take(a, mode))

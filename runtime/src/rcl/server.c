@@ -458,7 +458,7 @@ static int serve(struct rcl_server *srv, struct rcl_sthread *self, unsigned i, l
  * Skipping either put the last free thread to sleep with a grantable request waiting: the pool
  * and its clients all asleep (test_fork under rcl, bounded and demoted, so that the servicing
  * threads time-slice on their CPU: with two runs side by side, a hang in about 1 pair of 4-8;
- * with the first reason fixed, 1 in 5-50; with both, none in 150).  A mailbox whose
+ * with the first reason fixed, 1 in 5-50; with both, none in 350).  A mailbox whose
  * section runs (claim 2) does not count: the thread running it completes it, however long it
  * waits, and sets the claim back to 1 before the completion (serve). */
 static bool servable(struct rcl_server *srv)
