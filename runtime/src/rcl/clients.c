@@ -51,8 +51,14 @@
 
 #define RCL_YIELD_NS 200000u /* yield-park: how long to yield before parking */
 
-__thread struct rcl_client rcl_self __attribute__((tls_model("initial-exec"))) = {
-    .id = -1, .real_me = -1, .srv = NULL, .st = NULL, .cur = NULL, .cur_lock = NULL};
+__thread struct rcl_client rcl_self
+    __attribute__((tls_model("initial-exec"))) = {.id = -1,
+                                                  .real_me = -1,
+                                                  .srv = NULL,
+                                                  .st = NULL,
+                                                  .cur = NULL,
+                                                  .cur_lock = NULL,
+                                                  .spawning = false};
 
 uint32_t rcl_nids;
 
@@ -106,11 +112,13 @@ int32_t rcl_client_id(void)
     } else {
         __atomic_store_n(&rcl_nids, RCL_MAILBOXES, __ATOMIC_RELAXED);
     }
+    if (!me->srv) { /* under ids_lock: a fork (prepare_fork takes it) finds it recorded */
+        rcl_move_off_servers();
+        rcl_inherit_record(id); /* after the move: what its own threads would inherit */
+    }
     pthread_mutex_unlock(&ids_lock);
     me->id = id;
     lt_thread_register(); /* rcl_thread_exit gives the id back */
-    if (!me->srv)
-        rcl_move_off_servers();
     return id;
 }
 
@@ -119,6 +127,7 @@ void rcl_thread_exit(void)
     struct rcl_client *me = &rcl_self;
     if (me->id < 0)
         return;
+    rcl_inherit_forget(me->id);
     if (me->id != RCL_OVERFLOW) {
         pthread_mutex_lock(&ids_lock);
         ids[me->id / 64] &= ~(1ull << (me->id % 64));
@@ -222,6 +231,8 @@ void *rcl_call(struct rcl_server *srv, lt_mutex_t *m, lt_cs_fn fn, void *ctx, un
     if (__builtin_expect(id == RCL_OVERFLOW, 0)) {
         lt_lll_lock(&overflow_lock);
         __atomic_fetch_add(&overflow_calls, 1, __ATOMIC_RELAXED);
+        if (!me->srv)
+            rcl_inherit_overflow(); /* the overflow mailbox's origin is its current user's */
     }
     struct rcl_mailbox *mb = &srv->mb[id];
     __atomic_store_n(&mb->lock, m, __ATOMIC_RELAXED);
@@ -286,6 +297,7 @@ void rcl_clients_after_fork(bool child)
     pthread_mutex_unlock(&ids_lock); /* taken by this thread in prepare */
     memset(ids, 0, sizeof ids);
     overflow_lock = 0;
+    rcl_inherit_after_fork_child(); /* the other threads' origins: gone with them */
     int32_t id = rcl_self.id;
     if (id >= 0 && id != RCL_OVERFLOW)
         ids[id / 64] |= 1ull << (id % 64);

@@ -40,21 +40,24 @@
  * period keeps the CPU from others for longer than the budget:
  *
  *   SCHED_FIFO --a manager check finds the servicing threads took more than RCL_BUDGET_PCT of
- *          the CPU since the last one (their CPU clocks; a period, 4 ms): each to SCHED_OTHER,
- *          demoted = 1--> demoted
- *   demoted (a fair share, EEVDF's least slice) --a check finds them below RCL_RESTORE_PCT:
- *          demoted = 0--> each takes SCHED_FIFO back at its next idle sleep or reactivation
- *          (rcl_pool_restore)
+ *          the CPU since the last one (their CPU clocks; a period, 4 ms), or the canary (below)
+ *          kept off the CPU for RCL_STARVED_PERIODS: each to SCHED_OTHER, demoted = 1--> demoted
+ *   demoted (a fair share, EEVDF's least slice) --a check finds them below RCL_RESTORE_PCT and
+ *          the canary on time for RCL_HOLD_NS: demoted = 0--> each takes SCHED_FIFO back at its
+ *          next idle sleep or reactivation (rcl_pool_restore)
  *
  * So a busy server - its own load, or a section busy-waiting for a thread it would starve - runs
  * as a degraded one until its load falls; the others on its CPU are kept off it at most about
  * two manager periods at a time by each bounded server there, and get at least 60% of it beside
- * one.  It spins RCL_IDLE_SHARED_NS before its idle sleep, not RCL_IDLE_NS (server.c), and does
- * not move its clients off its CPU (the CPU is shared): a client waiting there is counted, and
- * the server sleeps at once when it has nothing else to do.  The backup, which would take a demoted
- * pool for a blocked one, naps while the server is demoted; the manager's period check still grows
- * the pool (a blocked section). Under ThreadSanitizer (its spin locks hang between SCHED_FIFO
- * threads of one CPU, test_rcl.c) auto chooses the degraded mode.
+ * one.  The budget is the process's own; the canary, an ordinary thread of the server's on its
+ * CPU, sees the CPU's: the servers of several processes there, each within its budget, demote
+ * themselves when together they keep it off.  It spins RCL_IDLE_SHARED_NS before its idle sleep,
+ * not RCL_IDLE_NS (server.c), and does not move its clients off its CPU (the CPU is shared): a
+ * client waiting there is counted, and the server sleeps at once when it has nothing else to do.
+ * The backup, which would take a demoted pool for a blocked one, naps while the server is demoted;
+ * the manager's period check still grows the pool (a blocked section). Under ThreadSanitizer (its
+ * spin locks hang between SCHED_FIFO threads of one CPU, test_rcl.c) auto chooses the degraded
+ * mode.
  *
  * Degraded (no SCHED_FIFO permission, one CPU, ThreadSanitizer, or LOCKTUNE_RCL_MODE=degraded): the
  * paper only says the manager and backup are gone (§3.2.2) and leaves the pool's growth open. Here:
@@ -107,8 +110,10 @@
 
 #define SLICE_NS 100000u /* degraded servicing threads' time slice (the kernel's least) */
 
-#define RCL_BUDGET_PCT  40 /* bounded: the most of its CPU a server takes under SCHED_FIFO ... */
-#define RCL_RESTORE_PCT 20 /* ... and what it must fall below, demoted, to take SCHED_FIFO back */
+#define RCL_BUDGET_PCT      40 /* bounded: the most of its CPU a server takes under SCHED_FIFO ... */
+#define RCL_RESTORE_PCT     20 /* ... and what it must fall below, demoted, to take SCHED_FIFO back */
+#define RCL_STARVED_PERIODS 2 /* bounded: the canary kept off the CPU this long: demoted ... */
+#define RCL_HOLD_NS         100000000u /* ... and for at least this long after the last such check */
 
 /* The kernel's struct sched_attr (sched_setattr(2); glibc 2.36 has no wrapper) and its flag. */
 #define SCHED_FLAG_RESET_ON_FORK 0x01
@@ -145,7 +150,7 @@ const char *rcl_mode_reason(void)
 
 /* ---- threads ---- */
 
-enum role { ROLE_SERVICING, ROLE_MANAGER, ROLE_BACKUP };
+enum role { ROLE_SERVICING, ROLE_MANAGER, ROLE_BACKUP, ROLE_CANARY };
 
 /* Create a detached thread of srv's, pinned to its CPU (unless srv->pinned is false), with
  * every signal blocked (the application's signals go to its own threads). */
@@ -161,8 +166,7 @@ static int spawn(struct rcl_server *srv, enum role role, void *(*fn)(void *), vo
         CPU_SET(srv->cpu, &set);
         pthread_attr_setaffinity_np(&a, sizeof set, &set);
     }
-    (void)role;
-    if (srv->fifo) {
+    if (srv->fifo && role != ROLE_CANARY) {
         /* Every thread starts at the manager's priority and lowers itself (settle): a thread
          * created below a busy servicing thread would not run until that one yields - and a
          * pthread_create that waits for its thread to start (ThreadSanitizer's does, so could
@@ -181,7 +185,9 @@ static int spawn(struct rcl_server *srv, enum role role, void *(*fn)(void *), vo
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     pthread_t t;
+    rcl_self.spawning = true; /* a server's thread, not a section's (inherit.c) */
     int r = pthread_create(&t, &a, fn, arg);
+    rcl_self.spawning = false;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_attr_destroy(&a);
     /* release: the manager reads a servicing thread's handle without the pool lock (elect);
@@ -196,8 +202,8 @@ static int spawn(struct rcl_server *srv, enum role role, void *(*fn)(void *), vo
 void rcl_pool_settle(struct rcl_server *srv, int role)
 {
     static const int prio[] = {PRIO_SERVICING, PRIO_MANAGER, PRIO_BACKUP};
-    if (srv->bounded && role == ROLE_SERVICING &&
-        __atomic_load_n(&srv->demoted, __ATOMIC_RELAXED)) {
+    if (role == ROLE_CANARY || (srv->bounded && role == ROLE_SERVICING &&
+                                __atomic_load_n(&srv->demoted, __ATOMIC_RELAXED))) {
         fair_share(0); /* the pool grows while the budget is spent: as the others run */
         return;
     }
@@ -227,10 +233,10 @@ static void fair_share(pid_t tid)
 }
 
 /* The calling thread to SCHED_FIFO at `prio`, reset on fork: a thread that a section creates
- * on a servicing thread (memcached starts its LRU threads inside sections) is an ordinary
- * SCHED_OTHER one, not a real-time thread on the server's CPU that no budget bounds.  (Only
- * the policy: it still inherits the servicing thread's CPU and signal mask - "Limits" in
- * docs/delegation.md.)  0, or -1 (errno). */
+ * on a servicing thread (memcached starts its LRU threads inside sections) is not a real-time
+ * thread on the server's CPU that no budget bounds, whatever creates it (inherit.c gives the
+ * threads pthread_create makes there the client's affinity, signal mask and policy).  0, or -1
+ * (errno). */
 static int fifo(int prio)
 {
     struct sched_param p = {.sched_priority = prio};
@@ -259,9 +265,11 @@ static uint64_t cpu_ns(struct rcl_sthread *t)
 }
 
 /* Bounded, the manager's check (the state machine in the header): the CPU time the servicing
- * threads took since the last check, against the time that passed.  Above RCL_BUDGET_PCT of it
- * under SCHED_FIFO, they go to SCHED_OTHER; below RCL_RESTORE_PCT, demoted, they may take
- * SCHED_FIFO back (each at its next idle sleep or reactivation: rcl_pool_restore). */
+ * threads took since the last check, against the time that passed, and how long the canary has
+ * been kept off the CPU.  Above RCL_BUDGET_PCT under SCHED_FIFO, or the canary late by
+ * RCL_STARVED_PERIODS periods, they go to SCHED_OTHER; below RCL_RESTORE_PCT, demoted, with the
+ * canary on time for RCL_HOLD_NS, they may take SCHED_FIFO back (each at its next idle sleep or
+ * reactivation: rcl_pool_restore). */
 static void enforce_budget(struct rcl_server *srv)
 {
     uint64_t now = lt_now_ns(), used = 0;
@@ -273,12 +281,20 @@ static void enforce_budget(struct rcl_server *srv)
     srv->budget_cpu = used;
     if (first || dt == 0)
         return;
+    /* signed: the canary may have run since we read the clock; 0: parked (its header) */
+    uint64_t seen = __atomic_load_n(&srv->canary_seen, __ATOMIC_RELAXED);
+    int64_t late = seen ? (int64_t)(now - seen) : 0;
+    bool starved = late > (int64_t)RCL_STARVED_PERIODS * rcl_manager_period_ms * 1000000;
+    if (starved) {
+        srv->hold_until = now + RCL_HOLD_NS;
+        lt_local_add64(&srv->ct.starvations, 1, srv->pinned);
+    }
     bool demoted = __atomic_load_n(&srv->demoted, __ATOMIC_RELAXED);
-    if (demoted && du * 100 < dt * RCL_RESTORE_PCT) {
+    if (demoted && du * 100 < dt * RCL_RESTORE_PCT && now >= srv->hold_until) {
         __atomic_store_n(&srv->demoted, 0, __ATOMIC_RELAXED);
         return;
     }
-    if (!demoted && du * 100 <= dt * RCL_BUDGET_PCT)
+    if (!demoted && du * 100 <= dt * RCL_BUDGET_PCT && !starved)
         return;
     if (!demoted) {
         __atomic_store_n(&srv->demoted, 1, __ATOMIC_RELAXED);
@@ -427,10 +443,10 @@ static void check(struct rcl_server *srv)
 {
     bool local = srv->pinned;
     lt_local_add64(&srv->ct.manager_checks, 1, local);
+    if (srv->bounded) /* also asleep: a server busy in short bursts sleeps between them */
+        enforce_budget(srv);
     if (__atomic_load_n(&srv->state, __ATOMIC_ACQUIRE) != RCL_RUNNING)
         return;
-    if (srv->bounded)
-        enforce_budget(srv);
     if (__atomic_load_n(&srv->alive, __ATOMIC_RELAXED)) {
         __atomic_store_n(&srv->alive, 0, __ATOMIC_RELAXED);
         return;
@@ -460,6 +476,15 @@ static void *manager_main(void *arg)
         if (__atomic_load_n(&srv->state, __ATOMIC_ACQUIRE) == RCL_SLEEPING) {
             lt_futex_wait(&srv->state, RCL_SLEEPING, NULL, CLOCK_MONOTONIC);
             __atomic_store_n(&srv->alive, 1, __ATOMIC_RELAXED); /* a fresh period */
+            /* A parked canary (0) is late from now on if it cannot run (relaxed: ours) */
+            uint64_t parked = 0;
+            __atomic_compare_exchange_n(&srv->canary_seen, &parked, lt_now_ns(), 0,
+                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+            /* A request: is the CPU ours to take?  At most once a period (each check reads
+             * every servicing thread's CPU clock): a client on the server's CPU wakes it for
+             * each of its requests. */
+            if (srv->bounded && lt_now_ns() - srv->budget_at >= period)
+                enforce_budget(srv);
             continue;
         }
         uint32_t w = __atomic_load_n(&srv->manager_word, __ATOMIC_ACQUIRE);
@@ -501,6 +526,45 @@ static void *backup_main(void *arg)
         struct timespec d = in_ns(nap);
         uint32_t w = __atomic_load_n(&srv->backup_word, __ATOMIC_RELAXED);
         lt_futex_wait(&srv->backup_word, w, &d, CLOCK_MONOTONIC);
+    }
+    return NULL;
+}
+
+/* ---- the canary (bounded) ---- */
+
+/* An ordinary SCHED_OTHER thread on the server's CPU, with the least time slice, that says it ran
+ * once a period: if it cannot, no ordinary thread there can.  The budget above is this
+ * process's; the canary sees the CPU's.  Several processes' servers there can each keep within
+ * its own budget while together they fill the CPU with SCHED_FIFO work (test_rcl crowd: 4
+ * servers, each busy 29% of the time, kept a thread pinned there off it for 0.4-0.7 s).  Their
+ * canaries are all kept off: each manager demotes its server, and the CPU is shared fairly.
+ *
+ *   ticking --the server asleep for RCL_CANARY_IDLE periods: canary_seen = 0--> parked
+ *   parked (futex on the state) --the server woken: manager: canary_seen 0 -> now (CAS);
+ *          canary: canary_seen = now--> ticking
+ *
+ * It keeps ticking while the server sleeps between bursts of requests: the manager sleeps with
+ * the server and restarts its period at each wake-up, and a server busy in short bursts, as each
+ * of the crowd's is, is what the canary is for. */
+#define RCL_CANARY_IDLE 250 /* periods: 1 s */
+
+static void *canary_main(void *arg)
+{
+    struct rcl_server *srv = arg;
+    rcl_pool_settle(srv, ROLE_CANARY);
+    wait_started(srv);
+    struct timespec period = {0, (long)rcl_manager_period_ms * 1000000};
+    unsigned asleep = 0;
+    for (;;) {
+        __atomic_store_n(&srv->canary_seen, lt_now_ns(), __ATOMIC_RELAXED);
+        clock_nanosleep(CLOCK_MONOTONIC, 0, &period, NULL);
+        if (__atomic_load_n(&srv->state, __ATOMIC_ACQUIRE) != RCL_SLEEPING) {
+            asleep = 0;
+        } else if (++asleep >= RCL_CANARY_IDLE) {
+            __atomic_store_n(&srv->canary_seen, 0, __ATOMIC_RELAXED);
+            lt_futex_wait(&srv->state, RCL_SLEEPING, NULL, CLOCK_MONOTONIC);
+            asleep = 0;
+        }
     }
     return NULL;
 }
@@ -613,6 +677,9 @@ int rcl_pool_start(struct rcl_server *srv)
                          __ATOMIC_RELEASE);
     if (srv->fifo && (r = spawn(srv, ROLE_BACKUP, backup_main, srv, &t)) != 0)
         return r; /* (a manager without servicing threads waits, harmlessly) */
+    __atomic_store_n(&srv->canary_seen, lt_now_ns(), __ATOMIC_RELAXED);
+    if (srv->bounded && (r = spawn(srv, ROLE_CANARY, canary_main, srv, &t)) != 0)
+        return r;
     pthread_mutex_lock(&srv->pool_lock);
     r = new_servicing_thread(srv);
     pthread_mutex_unlock(&srv->pool_lock);

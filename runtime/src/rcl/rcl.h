@@ -106,6 +106,7 @@ struct rcl_counters {
     uint64_t max_pool;       /* most servicing threads in the pool at once */
     uint64_t demotions;      /* bounded: busy periods that outlasted the budget (pool.c) */
     uint64_t local_sleeps;   /* bounded: idle sleeps at once, for a client on the server's CPU */
+    uint64_t starvations;    /* bounded: manager checks that found the canary kept off (pool.c) */
 };
 
 struct rcl_sthread;
@@ -137,6 +138,8 @@ struct rcl_server {
     uint32_t timestamp;                /* election round (manager) */
     uint32_t demoted;                  /* atomic, bounded: the budget is spent (pool.c) */
     uint64_t budget_at, budget_cpu;    /* the manager's: its last check, servicing CPU time */
+    uint64_t hold_until;               /* the manager's: demoted at least until then */
+    uint64_t canary_seen;              /* atomic, bounded: when the canary last ran (pool.c) */
     int32_t nservicing;                /* servicing threads in the pool (not retired) */
     int32_t nfree;                     /* ... of them, not in the middle of a pass */
     struct rcl_sthread *all;           /* every servicing thread (the manager's list) */
@@ -167,6 +170,7 @@ struct rcl_client {
     struct rcl_sthread *st;  /* a servicing thread: itself */
     struct rcl_mailbox *cur; /* a servicing thread: the request it runs */
     lt_mutex_t *cur_lock;    /* ... and that request's lock */
+    bool spawning;           /* a servicing thread: pool.c creates one of the server's threads */
 };
 extern __thread struct rcl_client rcl_self __attribute__((tls_model("initial-exec")));
 
@@ -187,6 +191,17 @@ void rcl_clients_after_fork(bool child);
 void rcl_thread_exit(void); /* gives the thread's client id back */
 enum rcl_wait_policy { RCL_WAIT_SPIN, RCL_WAIT_YIELD, RCL_WAIT_PARK, RCL_WAIT_YIELD_PARK };
 const char *rcl_wait_name(enum rcl_wait_policy p);
+
+/* ---- inherit.c ---- */
+/* A client records what the threads it creates would inherit (at its id; the overflow id's
+ * users when they take it), and forgets it when it gives the id back. */
+void rcl_inherit_record(int32_t id);
+void rcl_inherit_overflow(void);
+void rcl_inherit_forget(int32_t id);
+/* A child forked inside a section takes back the client's affinity, signal mask, policy; then
+ * the origins of the parent's other threads are freed. */
+void rcl_inherit_after_fork(void);
+void rcl_inherit_after_fork_child(void);
 
 /* ---- server.c ---- */
 /* LOCKTUNE_RCL_MODE (enum rcl_mode_cfg) and LOCKTUNE_RCL_WAIT (an enum rcl_wait_policy, -1

@@ -168,6 +168,8 @@ static void parent_after_fork(void)
 static void child_after_fork(void)
 {
     pthread_mutex_unlock(&start_lock); /* taken by this thread in prepare_fork */
+    if (rcl_self.srv) /* forked inside a section: the client's CPUs, mask, policy (inherit.c) */
+        rcl_inherit_after_fork();
     rcl_clients_after_fork(true);
     for (int c = 0; c < CPU_SETSIZE; c++) {
         struct rcl_server *srv = servers[c];
@@ -180,7 +182,7 @@ static void child_after_fork(void)
         srv->parked_clients = 0;
         srv->local_clients = 0;
         srv->demoted = 0;
-        srv->budget_at = srv->budget_cpu = 0;
+        srv->budget_at = srv->budget_cpu = srv->hold_until = srv->canary_seen = 0;
         srv->alive = 0;
         srv->nservicing = 0;
         srv->nfree = 0;
@@ -678,7 +680,7 @@ void rcl_stats_json(FILE *f)
                 "\"prepared_woken\": %llu, \"retirements\": %llu, \"manager\": "
                 "{\"activations\": %llu, \"alive_misses\": %llu, \"interventions\": %llu, "
                 "\"elections\": %llu}, \"backup_runs\": %llu, \"demotions\": %llu, "
-                "\"local_sleeps\": %llu, \"inline_holders\": %u}",
+                "\"local_sleeps\": %llu, \"starvations\": %llu, \"inline_holders\": %u}",
                 first ? "" : ",", srv->number, srv->cpu, srv->fifo ? "SCHED_FIFO" : "SCHED_OTHER",
                 srv->pinned ? "true" : "false", __atomic_load_n(&srv->nlocks, __ATOMIC_RELAXED),
                 (unsigned long long)k.requests, (unsigned long long)k.passes,
@@ -690,7 +692,7 @@ void rcl_stats_json(FILE *f)
                 (unsigned long long)k.manager_checks, (unsigned long long)k.alive_misses,
                 (unsigned long long)k.interventions, (unsigned long long)k.elections,
                 (unsigned long long)k.backup_runs, (unsigned long long)k.demotions,
-                (unsigned long long)k.local_sleeps,
+                (unsigned long long)k.local_sleeps, (unsigned long long)k.starvations,
                 __atomic_load_n(&srv->ninline, __ATOMIC_RELAXED));
         first = 0;
     }
