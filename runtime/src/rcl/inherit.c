@@ -84,8 +84,12 @@ void rcl_inherit_overflow(void)
 
 void rcl_inherit_forget(int32_t id)
 {
+    struct rcl_origin *o = mine;
     if (id >= 0 && id != RCL_OVERFLOW)
         __atomic_store_n(&origins[id], NULL, __ATOMIC_RELAXED);
+    else if (id == RCL_OVERFLOW) /* if it is still ours: its next user sets its own */
+        __atomic_compare_exchange_n(&origins[RCL_OVERFLOW], &o, NULL, 0, __ATOMIC_RELAXED,
+                                    __ATOMIC_RELAXED);
     free(mine);
     mine = NULL;
 }
