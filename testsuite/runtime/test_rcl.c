@@ -836,11 +836,17 @@ static long hcount;     /* under l1 */
 
 /* A long section (5 ms of computing): the server stays busy even while the client that
  * posts it waits for a CPU on a loaded machine. */
-static void *inc_h(void *arg)
+/* Compute for `seconds` (under l1: hcount is its counter). */
+static void busy_for(double seconds)
 {
-    double end = now_s() + 0.005;
+    double end = now_s() + seconds;
     while (now_s() < end)
         hcount++;
+}
+
+static void *inc_h(void *arg)
+{
+    busy_for(0.005);
     return arg;
 }
 
@@ -851,7 +857,8 @@ static void *hammer(void *arg)
     return NULL;
 }
 
-/* The CPU the server of site 0 lands on by default: the last one the process may use. */
+/* The CPU the server of site 0 lands on by default: the last one the process may use (-1 with
+ * one CPU, said for `scenario`). */
 static int server_cpu(void)
 {
     cpu_set_t set;
@@ -861,6 +868,14 @@ static int server_cpu(void)
         if (CPU_ISSET(c, &set))
             last = c;
     return CPU_COUNT(&set) > 1 ? last : -1;
+}
+
+static int server_cpu_of(const char *scenario)
+{
+    int cpu = server_cpu();
+    if (cpu < 0)
+        printf("  %s: one CPU, no server CPU of its own: nothing to measure\n", scenario);
+    return cpu;
 }
 
 struct neighbour {
@@ -942,11 +957,9 @@ static void report_neighbour(const char *who, const struct neighbour *nb)
  *     t/daemonize.t: a killed server's socket still accepted connections 0.5 s later). */
 static void neighbours(void)
 {
-    int cpu = server_cpu();
-    if (cpu < 0) {
-        printf("  neighbours: one CPU, no server CPU of its own: nothing to measure\n");
+    int cpu = server_cpu_of("neighbours");
+    if (cpu < 0)
         return;
-    }
     int ready[2];
     CHECK_EQ(pipe(ready), 0);
     pid_t other = fork();
@@ -1003,9 +1016,7 @@ static void neighbours(void)
 
 static void *crowd_cs(void *arg)
 {
-    double end = now_s() + CROWD_SECTION_S;
-    while (now_s() < end)
-        hcount++;
+    busy_for(CROWD_SECTION_S);
     return arg;
 }
 
@@ -1025,11 +1036,9 @@ static void *crowd_client(void *arg)
  * killed, must be gone within GONE_BOUND_S. */
 static void crowd(void)
 {
-    int cpu = server_cpu();
-    if (cpu < 0) {
-        printf("  crowd: one CPU, no server CPU of its own: nothing to measure\n");
+    int cpu = server_cpu_of("crowd");
+    if (cpu < 0)
         return;
-    }
     int ready[2];
     CHECK_EQ(pipe(ready), 0);
     pid_t pids[CROWD_PROCESSES];
@@ -1096,11 +1105,9 @@ static int cmp_double(const void *a, const void *b)
  * beside two busy processes, which made its time-based tests miss) does not. */
 static void latency(void)
 {
-    int cpu = server_cpu();
-    if (cpu < 0) {
-        printf("  latency: one CPU, no server CPU of its own: nothing to measure\n");
+    int cpu = server_cpu_of("latency");
+    if (cpu < 0)
         return;
-    }
     CHECK(lt_execute(&l2, inc_b, NULL) == &bcount); /* the server runs */
     pthread_t busy[CPU_SETSIZE];
     int nbusy = 0;

@@ -204,7 +204,7 @@ void rcl_pool_settle(struct rcl_server *srv, int role)
     static const int prio[] = {PRIO_SERVICING, PRIO_MANAGER, PRIO_BACKUP};
     if (role == ROLE_CANARY || (srv->bounded && role == ROLE_SERVICING &&
                                 __atomic_load_n(&srv->demoted, __ATOMIC_RELAXED))) {
-        fair_share(0); /* the pool grows while the budget is spent: as the others run */
+        fair_share(0); /* the canary; or the pool grows while the budget is spent */
         return;
     }
     if (srv->fifo && role == ROLE_SERVICING)
