@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,7 +42,7 @@ uint64_t lt_wait_unpark_ns(void)
 
 void lt_wait_set_budget(uint64_t ns, const char *source)
 {
-    budget_fixed = 1;
+    __atomic_store_n(&budget_fixed, 1, __ATOMIC_RELAXED);
     __atomic_store_n(&budget_ns, ns, __ATOMIC_RELAXED);
     __atomic_store_n(&budget_source, source, __ATOMIC_RELEASE);
 }
@@ -285,8 +286,9 @@ void lt_slot_wait_change(uint32_t *slot, uint32_t seen, enum lt_wait_policy p, s
  * business (wait.h).
  *
  * Both sides are threads of ours, each pinned to its own CPU of the process's mask (the
- * caller's own affinity is never touched; it waits for them).  Unpinned, the sleeper was woken
- * on the granter's CPU half the time, by preempting it (~1 us on the development VM), and on
+ * caller's own affinity is never touched), ordinary SCHED_OTHER threads with every signal
+ * blocked, whatever the program's thread that started them runs as.  Unpinned, the sleeper was
+ * woken on the granter's CPU half the time, by preempting it (~1 us on the development VM), and on
  * the other CPU the rest (~20 us: waking a halted virtual CPU): the budget swung between 2 and
  * 33 us from one run to the next.  A parked lock waiter sleeps on its own CPU, so the cross-CPU
  * figure is the one that matters; pinned, six runs in a row gave 20-22 us.  With one usable CPU
@@ -296,6 +298,15 @@ void lt_slot_wait_change(uint32_t *slot, uint32_t seen, enum lt_wait_policy p, s
  *     spin ~20 us  (the sleeper falls asleep)      futex_wait(ping)
  *     t0; ping = i; FUTEX_WAKE  ----------------->   wakes, pong = i
  *     spin until pong == i; sample = now - t0  <--   futex_wait(ping) again
+ *
+ * Nobody waits for it: the first lock bound starts the two threads, detached, and goes on with
+ * the default budget; the granter publishes the budget when it is done, and the last of the two
+ * to finish frees their shared state.  The program once waited for them (joined) at its first
+ * lock, and on a loaded machine they may not get a CPU for a while: a daemonized memcached
+ * under rcl, started beside memcached's suite and two busy loops, took 0.35 s to start (median
+ * of 40 starts) and 13 of the 40 took over a second (t/daemonize.t allows one), up to 20 s, its
+ * main thread in pthread_join here and the granter runnable, not running.  A process forked
+ * meanwhile has neither thread and keeps the budget it had.
  */
 enum { WARMUP = 4, SAMPLES = 31 };
 #define CALIBRATION_MAX_NS 50000000u /* a loaded machine gets 50 ms, then what was measured */
@@ -303,10 +314,18 @@ enum { WARMUP = 4, SAMPLES = 31 };
 
 struct pingpong {
     uint32_t ping, pong;
-    int cpu[2]; /* granter's, sleeper's; -1: not pinned */
+    uint32_t refs; /* atomic: the threads still using it (the last one frees it) */
+    int cpu[2];    /* granter's, sleeper's; -1: not pinned */
     uint64_t sample[SAMPLES];
     unsigned n;
 };
+
+static void pingpong_put(struct pingpong *pp)
+{
+    /* acq_rel: the last one out sees the other's writes before it frees. */
+    if (__atomic_sub_fetch(&pp->refs, 1, __ATOMIC_ACQ_REL) == 0)
+        free(pp);
+}
 
 static void pin_self(int cpu)
 {
@@ -327,12 +346,35 @@ static void *sleeper_side(void *arg)
         /* acquire: pairs with the release store of ping. */
         while ((cur = __atomic_load_n(&pp->ping, __ATOMIC_ACQUIRE)) != i) {
             if (cur == PING_STOP)
-                return NULL;
+                goto out;
             lt_futex_wait(&pp->ping, cur, NULL, CLOCK_MONOTONIC);
         }
         __atomic_store_n(&pp->pong, i, __ATOMIC_RELEASE); /* the granter spins on it */
     }
+out:
+    pingpong_put(pp);
     return NULL;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The lower quartile of what was measured becomes the budget (unless LOCKTUNE_SPIN_NS set it). */
+static void publish(struct pingpong *pp)
+{
+    if (pp->n == 0)
+        return; /* keep the default; the statistics say so */
+    qsort(pp->sample, pp->n, sizeof pp->sample[0], cmp_u64);
+    uint64_t b = pp->sample[pp->n / 4];
+    __atomic_store_n(&unpark_ns, b, __ATOMIC_RELAXED);
+    b = b < MIN_BUDGET_NS ? MIN_BUDGET_NS : b > MAX_BUDGET_NS ? MAX_BUDGET_NS : b;
+    if (!__atomic_load_n(&budget_fixed, __ATOMIC_RELAXED)) {
+        __atomic_store_n(&budget_ns, b, __ATOMIC_RELAXED);
+        __atomic_store_n(&budget_source, "calibrated", __ATOMIC_RELEASE);
+    }
 }
 
 static void *granter_side(void *arg)
@@ -359,13 +401,9 @@ static void *granter_side(void *arg)
     }
     __atomic_store_n(&pp->ping, PING_STOP, __ATOMIC_RELEASE);
     lt_futex_wake(&pp->ping, 1);
+    publish(pp);
+    pingpong_put(pp);
     return NULL;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
 }
 
 /* Two CPUs of the process's mask, the current one first when it is in it; -1 when fewer. */
@@ -387,33 +425,44 @@ static void pick_cpus(int cpu[2])
         }
 }
 
+/* A detached SCHED_OTHER thread with every signal blocked (the program's signals are for its
+ * own threads). */
+static int start_side(void *(*fn)(void *), struct pingpong *pp)
+{
+    pthread_attr_t a;
+    struct sched_param p = {.sched_priority = 0};
+    sigset_t all;
+    sigfillset(&all);
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED);
+    pthread_attr_setschedpolicy(&a, SCHED_OTHER);
+    pthread_attr_setschedparam(&a, &p);
+    pthread_attr_setsigmask_np(&a, &all);
+    pthread_t t;
+    int r = pthread_create(&t, &a, fn, pp);
+    pthread_attr_destroy(&a);
+    return r;
+}
+
 static void calibrate(void)
 {
-    if (budget_fixed)
+    if (__atomic_load_n(&budget_fixed, __ATOMIC_RELAXED))
         return;
-    struct pingpong pp;
-    memset(&pp, 0, sizeof pp);
-    pick_cpus(pp.cpu);
-    pthread_t s, g;
-    if (pthread_create(&s, NULL, sleeper_side, &pp) != 0)
+    struct pingpong *pp = calloc(1, sizeof *pp);
+    if (!pp)
         return; /* keep the default; the statistics say so */
-    if (pthread_create(&g, NULL, granter_side, &pp) != 0) {
-        __atomic_store_n(&pp.ping, PING_STOP, __ATOMIC_RELEASE);
-        lt_futex_wake(&pp.ping, 1);
-        pthread_join(s, NULL);
+    pick_cpus(pp->cpu);
+    pp->refs = 2;
+    if (start_side(sleeper_side, pp) != 0) {
+        free(pp);
         return;
     }
-    pthread_join(g, NULL);
-    pthread_join(s, NULL);
-    if (pp.n == 0)
-        return; /* keep the default; the statistics say so */
-    qsort(pp.sample, pp.n, sizeof pp.sample[0], cmp_u64);
-    uint64_t b = pp.sample[pp.n / 4];
-    __atomic_store_n(&unpark_ns, b, __ATOMIC_RELAXED);
-    b = b < MIN_BUDGET_NS ? MIN_BUDGET_NS : b > MAX_BUDGET_NS ? MAX_BUDGET_NS : b;
-    if (!budget_fixed) {
-        __atomic_store_n(&budget_ns, b, __ATOMIC_RELAXED);
-        __atomic_store_n(&budget_source, "calibrated", __ATOMIC_RELEASE);
+    if (start_side(granter_side, pp) != 0) {
+        /* release: the sleeper's acquire load of ping */
+        __atomic_store_n(&pp->ping, PING_STOP, __ATOMIC_RELEASE);
+        lt_futex_wake(&pp->ping, 1);
+        pingpong_put(pp); /* the granter's share; the sleeper frees it */
     }
 }
 
