@@ -10,12 +10,14 @@
  * there, beside other processes' busy servers, waited seconds for a turn (docs/delegation.md,
  * "Neighbours").  So:
  *
- *   - a client records its origin - affinity, signal mask, scheduling policy - when it gets
- *     its client id (clients.c), after it left the servers' CPUs if it had to: what a thread it
- *     created itself would have had;
+ *   - a client records its origin - affinity, signal mask, scheduling policy, name - when it
+ *     gets its client id (clients.c), after it left the servers' CPUs if it had to: what a
+ *     thread it created itself would have had (its name as it was then: a later prctl or
+ *     pthread_setname_np of the client's is not seen);
  *   - pthread_create, called on a servicing thread while it runs a client's section, gives the
  *     new thread that client's origin for each attribute the caller's `attr` leaves unset
- *     (affinity, signal mask; scheduling when `attr` inherits it);
+ *     (affinity, signal mask; scheduling when `attr` inherits it), and its name (a thread is
+ *     named after its creator, and servicing threads are named lt-rcl-serve);
  *   - fork inside a section: the child's one thread takes the client's origin back
  *     (rcl_inherit_after_fork, from server.c's child handler).
  *
@@ -37,6 +39,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 
 #include "rcl.h"
 
@@ -45,6 +48,7 @@ struct rcl_origin {
     sigset_t mask;
     int policy;
     struct sched_param param;
+    char name[16]; /* its name (prctl PR_GET_NAME: 16 bytes with the NUL) */
 };
 
 /* By client id; written by the client itself (its id taken, before its first request is
@@ -66,7 +70,8 @@ void rcl_inherit_record(int32_t id)
             return; /* the thread's children then inherit as before: nothing is lost */
         if (sched_getaffinity(0, sizeof o->cpus, &o->cpus) != 0 ||
             pthread_sigmask(SIG_SETMASK, NULL, &o->mask) != 0 ||
-            pthread_getschedparam(pthread_self(), &o->policy, &o->param) != 0) {
+            pthread_getschedparam(pthread_self(), &o->policy, &o->param) != 0 ||
+            prctl(PR_GET_NAME, o->name) != 0) {
             free(o);
             return;
         }
@@ -124,6 +129,7 @@ void rcl_inherit_after_fork(void)
     pthread_sigmask(SIG_SETMASK, &o->mask, NULL);
     if (o->policy != SCHED_OTHER) /* SCHED_RESET_ON_FORK made it SCHED_OTHER */
         pthread_setschedparam(pthread_self(), o->policy, &o->param);
+    prctl(PR_SET_NAME, o->name);
 }
 
 /* ---- pthread_create ---- */
@@ -214,7 +220,12 @@ __attribute__((visibility("default"))) int pthread_create(pthread_t *restrict th
     int r = attr_from(&a, attr, o);
     if (r != 0)
         return r;
+    /* A new thread is named after the one that creates it: the client's name for the while. */
+    char own[16];
+    bool renamed = prctl(PR_GET_NAME, own) == 0 && prctl(PR_SET_NAME, o->name) == 0;
     r = real(th, &a, fn, arg);
+    if (renamed)
+        prctl(PR_SET_NAME, own);
     pthread_attr_destroy(&a);
     return r;
 }

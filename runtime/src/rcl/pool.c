@@ -41,7 +41,8 @@
  *
  *   SCHED_FIFO --a manager check finds the servicing threads took more than RCL_BUDGET_PCT of
  *          the CPU since the last one (their CPU clocks; a period, 4 ms), or the canary (below)
- *          kept off the CPU for RCL_STARVED_PERIODS: each to SCHED_OTHER, demoted = 1--> demoted
+ *          kept off the CPU for RCL_STARVED_PERIODS while they took RCL_CROWD_PCT of it: each to
+ *          SCHED_OTHER, demoted = 1--> demoted
  *   demoted (a fair share, EEVDF's least slice) --a check finds them below RCL_RESTORE_PCT and
  *          the canary on time for RCL_HOLD_NS: demoted = 0--> each takes SCHED_FIFO back at its
  *          next idle sleep or reactivation (rcl_pool_restore)
@@ -51,9 +52,10 @@
  * two manager periods at a time by each bounded server there, and get at least 60% of it beside
  * one.  The budget is the process's own; the canary, an ordinary thread of the server's on its
  * CPU, sees the CPU's: the servers of several processes there, each within its budget, demote
- * themselves when together they keep it off.  It spins RCL_IDLE_SHARED_NS before its idle sleep,
- * not RCL_IDLE_NS (server.c), and does not move its clients off its CPU (the CPU is shared): a
- * client waiting there is counted, and the server sleeps at once when it has nothing else to do.
+ * themselves when together they keep it off.  It spins the runtime's spin budget before its idle
+ * sleep, not RCL_IDLE_NS (server.c), and moves its clients off its CPU as the SCHED_FIFO mode does
+ * (server.c, rcl_move_off_servers, says what a client left there did); a client that cannot
+ * leave is counted while it waits, and the server sleeps at once when it has nothing else to do.
  * The backup, which would take a demoted pool for a blocked one, naps while the server is demoted;
  * the manager's period check still grows the pool (a blocked section). Under ThreadSanitizer (its
  * spin locks hang between SCHED_FIFO threads of one CPU, test_rcl.c) auto chooses the degraded
@@ -94,6 +96,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -112,7 +115,8 @@
 
 #define RCL_BUDGET_PCT      40 /* bounded: the most of its CPU a server takes under SCHED_FIFO ... */
 #define RCL_RESTORE_PCT     20 /* ... and what it must fall below, demoted, to take SCHED_FIFO back */
-#define RCL_STARVED_PERIODS 2 /* bounded: the canary kept off the CPU this long: demoted ... */
+#define RCL_STARVED_PERIODS 2  /* bounded: the canary kept off the CPU this long ... */
+#define RCL_CROWD_PCT       10 /* ... while the server took at least this much of it: demoted ... */
 #define RCL_HOLD_NS         100000000u /* ... and for at least this long after the last such check */
 
 /* The kernel's struct sched_attr (sched_setattr(2); glibc 2.36 has no wrapper) and its flag. */
@@ -202,6 +206,14 @@ static int spawn(struct rcl_server *srv, enum role role, void *(*fn)(void *), vo
 void rcl_pool_settle(struct rcl_server *srv, int role)
 {
     static const int prio[] = {PRIO_SERVICING, PRIO_MANAGER, PRIO_BACKUP};
+    /* Named for top, ps -L and perf: they would otherwise carry the name of the application
+     * thread that started the server.  prctl on ourselves: pthread_setname_np on another thread
+     * opens a file under /proc, and no descriptor is opened on the program's behalf. */
+    static const char *const names[] = {[ROLE_SERVICING] = "lt-rcl-serve",
+                                        [ROLE_MANAGER] = "lt-rcl-manager",
+                                        [ROLE_BACKUP] = "lt-rcl-backup",
+                                        [ROLE_CANARY] = "lt-rcl-canary"};
+    prctl(PR_SET_NAME, names[role]);
     if (role == ROLE_CANARY || (srv->bounded && role == ROLE_SERVICING &&
                                 __atomic_load_n(&srv->demoted, __ATOMIC_RELAXED))) {
         fair_share(0); /* the canary; or the pool grows while the budget is spent */
@@ -267,9 +279,9 @@ static uint64_t cpu_ns(struct rcl_sthread *t)
 /* Bounded, the manager's check (the state machine in the header): the CPU time the servicing
  * threads took since the last check, against the time that passed, and how long the canary has
  * been kept off the CPU.  Above RCL_BUDGET_PCT under SCHED_FIFO, or the canary late by
- * RCL_STARVED_PERIODS periods, they go to SCHED_OTHER; below RCL_RESTORE_PCT, demoted, with the
- * canary on time for RCL_HOLD_NS, they may take SCHED_FIFO back (each at its next idle sleep or
- * reactivation: rcl_pool_restore). */
+ * RCL_STARVED_PERIODS periods while they took RCL_CROWD_PCT, they go to SCHED_OTHER; below
+ * RCL_RESTORE_PCT, demoted, with the canary on time for RCL_HOLD_NS, they may take SCHED_FIFO back
+ * (each at its next idle sleep or reactivation: rcl_pool_restore). */
 static void enforce_budget(struct rcl_server *srv)
 {
     uint64_t now = lt_now_ns(), used = 0;
@@ -284,7 +296,14 @@ static void enforce_budget(struct rcl_server *srv)
     /* signed: the canary may have run since we read the clock; 0: parked (its header) */
     uint64_t seen = __atomic_load_n(&srv->canary_seen, __ATOMIC_RELAXED);
     int64_t late = seen ? (int64_t)(now - seen) : 0;
-    bool starved = late > (int64_t)RCL_STARVED_PERIODS * rcl_manager_period_ms * 1000000;
+    /* Kept off by us, or by others?  A canary of a server that took little of the CPU meanwhile
+     * was kept off by something else - other processes' ordinary threads (the kernel's fair
+     * scheduler lets one group starve the others on Linux 6.18.44: docs/delegation.md, "Limits"),
+     * a real-time thread not ours.  Demoted then, the server only joins the starved, and its
+     * clients wait with it: a daemonized memcached beside a loaded machine took seconds to start,
+     * its demoted servicing thread runnable and not running. */
+    bool starved = late > (int64_t)RCL_STARVED_PERIODS * rcl_manager_period_ms * 1000000 &&
+                   du * 100 >= dt * RCL_CROWD_PCT;
     if (starved) {
         srv->hold_until = now + RCL_HOLD_NS;
         lt_local_add64(&srv->ct.starvations, 1, srv->pinned);
@@ -471,6 +490,7 @@ static void *manager_main(void *arg)
 {
     struct rcl_server *srv = arg;
     uint64_t period = (uint64_t)rcl_manager_period_ms * 1000000u;
+    rcl_pool_settle(srv, ROLE_MANAGER);
     wait_started(srv);
     for (;;) {
         if (__atomic_load_n(&srv->state, __ATOMIC_ACQUIRE) == RCL_SLEEPING) {

@@ -107,6 +107,7 @@ struct rcl_counters {
     uint64_t demotions;      /* bounded: busy periods that outlasted the budget (pool.c) */
     uint64_t local_sleeps;   /* bounded: idle sleeps at once, for a client on the server's CPU */
     uint64_t starvations;    /* bounded: manager checks that found the canary kept off (pool.c) */
+    uint64_t shared_sleeps;  /* SCHED_OTHER: idle sleeps at once, another thread wanted the CPU */
 };
 
 struct rcl_sthread;
