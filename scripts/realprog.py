@@ -87,7 +87,15 @@ def run_bounded(
 ):
     """(exit status or None when it ran past timeout, output, seconds).  The output goes to
     log as it comes (when one is given), so what a hung run printed is kept; past the timeout
-    the command and whatever it started (servers, children) are killed."""
+    the command and whatever it started (servers, children) are killed.
+
+    The command runs in a process group of its own (what the timeout kills), in the caller's
+    session: a session of its own would also be a scheduling group of its own (the kernel's
+    autogroup), and on Linux 6.18.44 a group whose threads hand a CPU to each other thousands of
+    times a second keeps every other group off that CPU for up to seconds (docs/delegation.md,
+    "Limits").  memcached's suite, 6 test files at once, each in its own session, then failed a
+    timing-bound test now and then under rcl; a program's own `make test` runs its tests in the
+    caller's session, as here."""
     t0 = time.monotonic()
     with open(log, "w") if log else contextlib.nullcontext() as out:
         proc = subprocess.Popen(
@@ -97,7 +105,7 @@ def run_bounded(
             stdout=out if log else subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
-            start_new_session=True,
+            process_group=0,
         )
         try:
             text, _ = proc.communicate(timeout=timeout)
