@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import resource
 import shutil
 import subprocess
@@ -133,6 +134,29 @@ def sched_fifo() -> dict:
     return info
 
 
+def scheduler(release: str | None = None, autogroup: int | None = None) -> dict:
+    """The kernel's group scheduling, and whether this kernel is one whose fair scheduler lets
+    one task group keep every other off a CPU (docs/delegation.md, "The kernel's
+    group-scheduling bug": Linux 6.18 before 6.18.45 re-places a running group entity at each
+    reweight; upstream 101f3498b4bd)."""
+    release = release if release is not None else platform.release()
+    if autogroup is None:
+        autogroup = _read_int("/proc/sys/kernel/sched_autogroup_enabled")
+    info: dict = {"autogroup": None if autogroup is None else bool(autogroup)}
+    m = re.match(r"(\d+)\.(\d+)(?:\.(\d+))?", release)
+    affected = bool(m) and (int(m[1]), int(m[2])) == (6, 18) and int(m[3] or 0) < 45
+    info["group_starvation_bug"] = affected
+    if affected:
+        info["reason"] = (
+            f"Linux {release} re-places a running task group at each reweight (fixed in 6.18.45, "
+            "upstream 101f3498b4bd): a process whose threads hand a CPU to each other thousands "
+            "of times a second can keep other "
+            + ("sessions (autogroup is on)" if autogroup else "cgroups")
+            + " off that CPU for seconds"
+        )
+    return info
+
+
 def _read_int(path: str) -> int | None:
     try:
         with open(path) as f:
@@ -167,5 +191,6 @@ def collect(pmu_event: str | None = None) -> dict:
         "pmu": pmu_probe(pmu_event),
         "perf_event_paranoid": _read_int("/proc/sys/kernel/perf_event_paranoid"),
         "sched_fifo": sched_fifo(),
+        "scheduler": scheduler(),
         "libraries": libraries(),
     }

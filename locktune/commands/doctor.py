@@ -19,6 +19,11 @@ def _render(d: dict) -> str:
         else f"no: {pmu.get('reason')}"
     )
     fifo_text = "yes" if fifo["permitted"] else f"no: {fifo.get('reason')}"
+    sched = d["scheduler"]
+    groups = {True: "autogroup on", False: "autogroup off", None: "autogroup unknown"}
+    sched_text = groups[sched["autogroup"]] + (
+        f"; warning: {sched['reason']}" if sched["group_starvation_bug"] else ""
+    )
     rows = [
         ["CPU", f"{cpu['model']} x{cpu['count']} ({cpu['usable']} usable)"],
         ["invariant TSC", "yes" if cpu["invariant_tsc"] else "no"],
@@ -33,6 +38,7 @@ def _render(d: dict) -> str:
         ["hardware counters", pmu_text],
         ["perf_event_paranoid", d["perf_event_paranoid"]],
         ["SCHED_FIFO", fifo_text],
+        ["group scheduling", sched_text],
     ]
     for key, path in d["libraries"].items():
         rows.append([key, path or "not found"])

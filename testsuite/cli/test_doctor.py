@@ -12,8 +12,11 @@ import errno
 import json
 import os
 import platform
+import re
 import struct
 import subprocess
+
+from locktune import machine
 
 SYS_perf_event_open = {"x86_64": 298, "aarch64": 241}.get(platform.machine())
 PERF_TYPE_HARDWARE = 0
@@ -100,3 +103,25 @@ def test_table_output(run_locktune):
     assert res.returncode == 0
     assert "hardware counters" in res.stdout
     assert "SCHED_FIFO" in res.stdout
+
+
+def test_group_scheduling_and_the_6_18_starvation_bug(run_locktune):
+    # The autogroup setting as the kernel says it; the warning for the releases whose fair
+    # scheduler re-places a running group at each reweight (6.18 before 6.18.45).
+    d = doctor_json(run_locktune)
+    with open("/proc/sys/kernel/sched_autogroup_enabled") as f:
+        assert d["scheduler"]["autogroup"] is (f.read().strip() != "0")
+    major, minor, patch = ([int(x) for x in re.findall(r"\d+", platform.release())] + [0, 0])[:3]
+    affected = (major, minor) == (6, 18) and patch < 45
+    assert d["scheduler"]["group_starvation_bug"] is affected
+    table = run_locktune("doctor").stdout
+    assert "group scheduling" in table
+    assert ("6.18.45" in table) is affected
+    for release, expected in (
+        ("6.18.44-fc", True),
+        ("6.18.45", False),
+        ("6.18", True),
+        ("6.19.1", False),
+        ("6.12.40", False),
+    ):
+        assert machine.scheduler(release, 1)["group_starvation_bug"] is expected, release
