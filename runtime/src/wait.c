@@ -285,37 +285,41 @@ void lt_slot_wait_change(uint32_t *slot, uint32_t seen, enum lt_wait_policy p, s
  * machine's cost, not its load at start-up - how long to spin under load is the policy's
  * business (wait.h).
  *
- * Both sides are threads of ours, each pinned to its own CPU of the process's mask (the
- * caller's own affinity is never touched), ordinary SCHED_OTHER threads with every signal
- * blocked, whatever the program's thread that started them runs as.  Unpinned, the sleeper was
- * woken on the granter's CPU half the time, by preempting it (~1 us on the development VM), and on
- * the other CPU the rest (~20 us: waking a halted virtual CPU): the budget swung between 2 and
- * 33 us from one run to the next.  A parked lock waiter sleeps on its own CPU, so the cross-CPU
- * figure is the one that matters; pinned, six runs in a row gave 20-22 us.  With one usable CPU
- * both sides share it, as a lock's waiters then do.
+ * The thread that binds the first lock grants (its affinity is never touched); a helper thread
+ * of ours, an ordinary SCHED_OTHER thread with every signal blocked, sleeps, pinned to another
+ * CPU of the process's mask than the one the granter runs on.  Unpinned, the sleeper was woken
+ * on the granter's CPU half the time, by preempting it (~1 us on the development VM), and on the
+ * other CPU the rest (~20 us: waking a halted virtual CPU): the budget swung between 2 and 33 us
+ * from one run to the next.  A parked lock waiter sleeps on its own CPU, so the cross-CPU figure
+ * is the one that matters; pinned, six runs in a row gave 20-22 us.  With one usable CPU both
+ * sides share it, as a lock's waiters then do.
  *
- *   granter (CPU a)                              sleeper (CPU b)
+ *   granter (the caller, CPU a)                  sleeper (CPU b)
  *     spin ~20 us  (the sleeper falls asleep)      futex_wait(ping)
  *     t0; ping = i; FUTEX_WAKE  ----------------->   wakes, pong = i
  *     spin until pong == i; sample = now - t0  <--   futex_wait(ping) again
  *
- * Nobody waits for it: the first lock bound starts the two threads, detached, and goes on with
- * the default budget; the granter publishes the budget when it is done, and the last of the two
- * to finish frees their shared state.  The program once waited for them (joined) at its first
- * lock, and on a loaded machine they may not get a CPU for a while: a daemonized memcached
- * under rcl, started beside memcached's suite and two busy loops, took 0.35 s to start (median
- * of 40 starts) and 13 of the 40 took over a second (t/daemonize.t allows one), up to 20 s, its
- * main thread in pthread_join here and the granter runnable, not running.  A process forked
- * meanwhile has neither thread and keeps the budget it had.
+ * Bounded for the caller: it grants for CALIBRATION_MAX_NS at most, then stops the sleeper and
+ * waits JOIN_MAX_NS at most for it to exit; a sleeper that has not (no CPU for it) is detached,
+ * and frees the shared state itself when it ends - the last one out frees it.  Joined, as it is
+ * on any machine where it gets a CPU, no thread of ours is left running: a program that forks
+ * after its first lock forks a process with its own threads only (under AddressSanitizer and
+ * ThreadSanitizer a fork beside a running thread hung the child, or was refused).  Both sides
+ * were once threads of ours, joined without a bound, and on a loaded machine they may not get a
+ * CPU for a while: a daemonized memcached under rcl, started beside memcached's suite and two
+ * busy loops, took 0.35 s to start (median of 40 starts) and 13 of the 40 took over a second
+ * (t/daemonize.t allows one), up to 20 s, its main thread in pthread_join here and the granter
+ * runnable, not running.
  */
 enum { WARMUP = 4, SAMPLES = 31 };
 #define CALIBRATION_MAX_NS 50000000u /* a loaded machine gets 50 ms, then what was measured */
+#define JOIN_MAX_NS        20000000u /* and the sleeper 20 ms more to exit */
 #define PING_STOP          UINT32_MAX
 
 struct pingpong {
     uint32_t ping, pong;
     uint32_t refs; /* atomic: the threads still using it (the last one frees it) */
-    int cpu[2];    /* granter's, sleeper's; -1: not pinned */
+    int cpu[2];    /* granter's (where it runs now), sleeper's; -1: not pinned */
     uint64_t sample[SAMPLES];
     unsigned n;
 };
@@ -377,10 +381,9 @@ static void publish(struct pingpong *pp)
     }
 }
 
-static void *granter_side(void *arg)
+/* The granter's side, on the calling thread. */
+static void grant(struct pingpong *pp)
 {
-    struct pingpong *pp = arg;
-    pin_self(pp->cpu[0]);
     uint64_t give_up = lt_now_ns() + CALIBRATION_MAX_NS;
     for (uint32_t i = 1; i <= WARMUP + SAMPLES && lt_now_ns() < give_up; i++) {
         /* Let the sleeper fall asleep: spin ~20 us (no sleep of ours: we are the granter). */
@@ -401,9 +404,6 @@ static void *granter_side(void *arg)
     }
     __atomic_store_n(&pp->ping, PING_STOP, __ATOMIC_RELEASE);
     lt_futex_wake(&pp->ping, 1);
-    publish(pp);
-    pingpong_put(pp);
-    return NULL;
 }
 
 /* Two CPUs of the process's mask, the current one first when it is in it; -1 when fewer. */
@@ -425,22 +425,20 @@ static void pick_cpus(int cpu[2])
         }
 }
 
-/* A detached SCHED_OTHER thread with every signal blocked (the program's signals are for its
- * own threads). */
-static int start_side(void *(*fn)(void *), struct pingpong *pp)
+/* The sleeper: a SCHED_OTHER thread with every signal blocked (the program's signals are for
+ * its own threads), whatever the calling thread runs as. */
+static int start_sleeper(pthread_t *t, struct pingpong *pp)
 {
     pthread_attr_t a;
     struct sched_param p = {.sched_priority = 0};
     sigset_t all;
     sigfillset(&all);
     pthread_attr_init(&a);
-    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
     pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED);
     pthread_attr_setschedpolicy(&a, SCHED_OTHER);
     pthread_attr_setschedparam(&a, &p);
     pthread_attr_setsigmask_np(&a, &all);
-    pthread_t t;
-    int r = pthread_create(&t, &a, fn, pp);
+    int r = pthread_create(t, &a, sleeper_side, pp);
     pthread_attr_destroy(&a);
     return r;
 }
@@ -454,16 +452,21 @@ static void calibrate(void)
         return; /* keep the default; the statistics say so */
     pick_cpus(pp->cpu);
     pp->refs = 2;
-    if (start_side(sleeper_side, pp) != 0) {
+    pthread_t t;
+    if (start_sleeper(&t, pp) != 0) {
         free(pp);
-        return;
+        return; /* keep the default; the statistics say so */
     }
-    if (start_side(granter_side, pp) != 0) {
-        /* release: the sleeper's acquire load of ping */
-        __atomic_store_n(&pp->ping, PING_STOP, __ATOMIC_RELEASE);
-        lt_futex_wake(&pp->ping, 1);
-        pingpong_put(pp); /* the granter's share; the sleeper frees it */
-    }
+    grant(pp);
+    publish(pp);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until); /* pthread_timedjoin_np's clock */
+    uint64_t ns = (uint64_t)until.tv_nsec + JOIN_MAX_NS;
+    until.tv_sec += (time_t)(ns / 1000000000u);
+    until.tv_nsec = (long)(ns % 1000000000u);
+    if (pthread_timedjoin_np(t, NULL, &until) != 0)
+        pthread_detach(t); /* it frees pp when it ends */
+    pingpong_put(pp);
 }
 
 void lt_wait_calibrate(void)

@@ -1,14 +1,15 @@
 /*
- * test_calibrate.c - the first lock bound does not wait for the spin budget's calibration.
+ * test_calibrate.c - the first lock bound waits a bounded time for the spin budget's calibration.
  *
- * The first lock of an algorithm other than posix starts the calibration (wait.c): two threads
- * of the runtime, pinned to two CPUs of the process, hand a futex back and forth.  On a loaded
- * machine they may not get a CPU for a long while; the program must not wait for them.  Here a
- * SCHED_FIFO thread of the test's own holds the last CPU for HOG_S, so the calibration's thread
- * pinned there cannot run (until the kernel's RT throttling, 950 ms into a second, lets it);
- * meanwhile the main thread binds a lock and takes it once.  That must take well under a second
- * (BOUND_S).  When the program waited for the calibration, it took as long as the hog kept its
- * CPU: a daemonized memcached beside a loaded machine took up to 20 s to start.
+ * The first lock of an algorithm other than posix measures the spin budget (wait.c): the calling
+ * thread hands a futex back and forth with a helper thread of the runtime, pinned to another CPU.
+ * On a loaded machine the helper may not get a CPU for a long while; the program must not wait
+ * for it beyond the calibration's bound (50 ms, then 20 ms for the helper to exit).  Here a
+ * SCHED_FIFO thread of the test's own holds the last CPU for HOG_S, so the helper pinned there
+ * cannot run (until the kernel's RT throttling, 950 ms into a second, lets it); meanwhile the main
+ * thread binds a lock and takes it once.  That must take well under a second (BOUND_S).  When
+ * the program joined its calibration threads without a bound, it took as long as the hog kept
+ * its CPU: a daemonized memcached beside a loaded machine took up to 20 s to start.
  *
  *   test_calibrate        (LOCKTUNE_ALGO names the algorithm; skipped, 77, without SCHED_FIFO
  *                         permission, with one CPU, or under a sanitizer)
