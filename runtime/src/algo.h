@@ -32,6 +32,19 @@
  * release store of _ops that publishes the binding, and never changed while it is bound. */
 #define LT_MUTEX_F_WAIT_SHIFT_ 5
 #define LT_MUTEX_F_WAIT_MASK_  (3u << LT_MUTEX_F_WAIT_SHIFT_)
+/* The inline fast path mutex.c takes for the lock (enum lt_inline, the algorithm's
+ * .inline_path; none while statistics are on), two bits, written and never changed as the wait
+ * bits are. */
+#define LT_MUTEX_F_INLINE_SHIFT_ 7
+#define LT_MUTEX_F_INLINE_MASK_  (3u << LT_MUTEX_F_INLINE_SHIFT_)
+
+/* The uncontended lock and unlock that mutex.c inlines for an algorithm ("Inline fast paths"
+ * there), so that they cost no call through its table. */
+enum lt_inline {
+    LT_INLINE_NONE = 0,
+    LT_INLINE_POSIX, /* glibc's pthread_mutex_lock / unlock on m->_u._posix (algo/posix.c) */
+    LT_INLINE_SHFL,  /* the ShflLock word's fast paths (algo/shfl_word.h) */
+};
 
 enum lt_caps {
     LT_CAP_DELEGATES = 1u << 0,     /* lt_execute may run the section on another thread */
@@ -57,6 +70,9 @@ struct lt_algo {
      * when the site names none.  lt_wait_of(m) is the lock's. */
     unsigned waits;
     enum lt_wait_policy wait_default;
+    /* Optional: the fast paths mutex.c inlines for its locks (LT_INLINE_NONE: none).  They must
+     * do exactly what lock and unlock do when the lock is free and nobody waits. */
+    enum lt_inline inline_path;
     /* m->_u is all zero before init (a statically initialised lock is never passed to init
      * before its first use; the all-zero state must therefore be a valid unlocked lock).
      * init may allocate; it runs exactly once per lock life, before any other operation. */

@@ -67,6 +67,7 @@
 #include "lll.h"
 #include "mutex.h"
 #include "thread.h"
+#include "algo/shfl_word.h"
 
 _Static_assert(sizeof(lt_mutex_t) == 24 + sizeof(pthread_mutex_t) || sizeof(lt_mutex_t) == 24 + 40,
                "lt_mutex_t is 24 bytes of bookkeeping plus the algorithm state");
@@ -128,21 +129,28 @@ static inline uint32_t flags_load(const lt_mutex_t *m)
 }
 
 /* The flags that send an operation off the fast path: all but the waiting policy (algo.h),
- * which only the algorithm reads. */
+ * which only the algorithm reads, and the inline fast path, which only the fast path reads. */
+#define FAST_FLAGS_IGNORED (LT_MUTEX_F_WAIT_MASK_ | LT_MUTEX_F_INLINE_MASK_)
+
 static inline uint32_t fast_flags(const lt_mutex_t *m)
 {
-    return flags_load(m) & ~LT_MUTEX_F_WAIT_MASK_;
+    return flags_load(m) & ~FAST_FLAGS_IGNORED;
 }
 
-/* Before a lock's binding is published: the spin budget, and the lock's waiting policy in its
- * flags (lt_wait_of).  An atomic AND then OR: the other bits stay as they are. */
+/* Before a lock's binding is published: the spin budget, and the lock's waiting policy and
+ * inline fast path in its flags (lt_wait_of, "Inline fast paths" below; none with statistics,
+ * which lt_stats_on turns on once at start-up).  An atomic AND then OR: the other bits stay as
+ * they are. */
 static void prepare(lt_mutex_t *m, const struct lt_algo *a)
 {
     if (a != &lt_algo_posix)
         lt_wait_calibrate(); /* the spin budget of every runtime-side wait */
     uint32_t w = (uint32_t)lt_site_wait(m->_site) << LT_MUTEX_F_WAIT_SHIFT_;
-    __atomic_fetch_and(&m->_flags, ~LT_MUTEX_F_WAIT_MASK_, __ATOMIC_RELAXED);
-    __atomic_fetch_or(&m->_flags, w & LT_MUTEX_F_WAIT_MASK_, __ATOMIC_RELAXED);
+    uint32_t i = lt_stats_on ? 0 : (uint32_t)a->inline_path << LT_MUTEX_F_INLINE_SHIFT_;
+    __atomic_fetch_and(&m->_flags, ~FAST_FLAGS_IGNORED, __ATOMIC_RELAXED);
+    __atomic_fetch_or(&m->_flags,
+                      (w & LT_MUTEX_F_WAIT_MASK_) | (i & LT_MUTEX_F_INLINE_MASK_),
+                      __ATOMIC_RELAXED);
 }
 
 /* Locks being bound right now.  A thread that forks while another one binds a lock leaves
@@ -340,16 +348,69 @@ static __attribute__((noinline)) int acquire_slow(lt_mutex_t *m, enum mode mode,
     return 0;
 }
 
+/* Inline fast paths.  The algorithms sites most often run - posix, that of every site nobody
+ * configured, and the ShflLocks (shfl-block is what the report recommends when threads
+ * outnumber CPUs) - name an inline path in their table (.inline_path, algo.h), which binding
+ * copies into the lock's flags.  With it, lock and unlock take a free lock and release it here,
+ * with no call through the table: the pair costs the program's two calls into the library and
+ * nothing more (on the development VM 1-2 ns a pair less, where glibc's own pair costs 6-8 ns).
+ * Each does what its algorithm's lock and unlock do when nobody waits (algo/posix.c,
+ * algo/shfl_word.h) and records the owner as lt_acquired does; the bits are never set while
+ * statistics are on (lt_acquired_slow counts).  Nothing here waits for another thread
+ * (glibc may, but its state names no thread the fork protocol would have to repair: posix
+ * has no fork_child), so `waiting` is not set; a lock found taken goes on through the table,
+ * which sets it.  The other algorithms pay one mask and test of flags already loaded.
+ *
+ * fast_lock: the acquisition's result, or -1 when the table must take it. */
+static inline __attribute__((always_inline)) int fast_lock(uint32_t f, lt_mutex_t *m, int32_t me)
+{
+    switch ((f & LT_MUTEX_F_INLINE_MASK_) >> LT_MUTEX_F_INLINE_SHIFT_) {
+    case LT_INLINE_SHFL:
+        if (!shfl_fast(LT_STATE(m, struct shfl_lock)))
+            return -1;
+        break;
+    case LT_INLINE_POSIX: {
+        int r = pthread_mutex_lock(&m->_u._posix);
+        if (r != 0)
+            return r;
+        break;
+    }
+    default:
+        return -1;
+    }
+    owner_store(m, me);
+    return 0;
+}
+
+/* fast_unlock: the release, inline for the locks fast_lock inlines. */
+static inline __attribute__((always_inline)) int fast_unlock(uint32_t f, const struct lt_algo *a,
+                                                             lt_mutex_t *m)
+{
+    switch ((f & LT_MUTEX_F_INLINE_MASK_) >> LT_MUTEX_F_INLINE_SHIFT_) {
+    case LT_INLINE_SHFL:
+        return shfl_unlock_any(m);
+    case LT_INLINE_POSIX:
+        return pthread_mutex_unlock(&m->_u._posix);
+    default:
+        return a->unlock(m);
+    }
+}
+
 /* The fast paths of lock and unlock, inlined into lt_mutex_lock/unlock and into lt_execute's
  * path for algorithms that have no execute of their own (a section then costs what a
  * lock/unlock pair costs, without two more calls). */
 static inline __attribute__((always_inline)) int mutex_lock(lt_mutex_t *m)
 {
     const struct lt_algo *a = ops_load(m);
-    if (__builtin_expect(bound(a) && fast_flags(m) == 0 && lt_thread_self.tid != 0, 1)) {
+    int32_t me = lt_thread_self.tid;
+    uint32_t f = flags_load(m);
+    if (__builtin_expect(bound(a) && (f & ~FAST_FLAGS_IGNORED) == 0 && me != 0, 1)) {
+        int r = fast_lock(f, m, me);
+        if (__builtin_expect(r >= 0, 1))
+            return r;
         lt_mutex_t *prev;
         struct lt_thread *t = waiting_enter(m, &prev);
-        int r = a->lock(m); /* records the owner (lt_acquired); a relock waits: lt_contended */
+        r = a->lock(m); /* records the owner (lt_acquired); a relock waits: lt_contended */
         t->waiting = prev;
         return r;
     }
@@ -421,11 +482,12 @@ static inline __attribute__((always_inline)) int mutex_unlock(lt_mutex_t *m)
     /* A holder knows its tid already (lt_acquired): no call on this path, hence no frame.
      * Deferred condition wake-ups (cond.c) are done on the slow path, after the release. */
     int32_t me = lt_thread_self.tid;
-    if (__builtin_expect(bound(a) && fast_flags(m) == 0 && me != 0 && owner_load(m) == me &&
-                             !lt_thread_self.deferred,
+    uint32_t f = flags_load(m);
+    if (__builtin_expect(bound(a) && (f & ~FAST_FLAGS_IGNORED) == 0 && me != 0 &&
+                             owner_load(m) == me && !lt_thread_self.deferred,
                          1)) {
         owner_store(m, 0);
-        return a->unlock(m);
+        return fast_unlock(f, a, m);
     }
     return release_slow_and_flush(m);
 }

@@ -32,6 +32,7 @@ const struct lt_algo lt_algo_shfl = {
     .counts = LT_STAT_BIT(LT_STAT_PARKED),
     .size = sizeof(struct shfl_lock),
     .wait = "spin (queue head on the lock word, others on their own node), then yield",
+    .inline_path = LT_INLINE_SHFL,
     .init = shfl_init,
     .destroy = shfl_destroy_any,
     .lock = shfl_lock,

@@ -45,6 +45,7 @@ const struct lt_algo lt_algo_shfl_block = {
     .counts = LT_STAT_BIT(LT_STAT_PARKED),
     .size = sizeof(struct shfl_lock),
     .wait = "steal or queue; spin for the budget, then park (futex); head spins",
+    .inline_path = LT_INLINE_SHFL,
     .init = shfl_block_init,
     .destroy = shfl_destroy_any,
     .lock = shfl_block_lock,

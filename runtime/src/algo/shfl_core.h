@@ -14,6 +14,7 @@
  *                    whatever no_steal says; finally make our successor the head (READY) -
  *                    the "MCS unlock" happens at the end of lock, so the holder keeps no node.
  *   unlock: locked = 0 (a release store).     trylock: the fast path.
+ *   (The word and its two fast paths are in shfl_word.h, which mutex.c inlines too.)
  *
  * The dissertation packs LOCKED and NO_STEAL in one word (one CAS tests both) and unlocks with
  * a byte store; C11 has no mixed-size atomics, so here they are two words: a stealer that
@@ -61,6 +62,7 @@
 
 #include "../algo.h"
 #include "../futex.h"
+#include "shfl_word.h"
 
 #define MAX_SHUFFLES   1024u
 #define SH_WAKE_AHEAD  2u
@@ -76,12 +78,6 @@ struct shfl_node {
     int numa;               /* NUMA node at enqueue; written before the node is published */
 } __attribute__((aligned(64)));
 
-struct shfl_lock {
-    uint32_t locked;   /* atomic */
-    uint32_t no_steal; /* atomic; shfl only */
-    struct shfl_node *tail;
-};
-LT_STATE_FITS(struct shfl_lock);
 
 static inline int shfl_numa_node(void)
 {
@@ -151,21 +147,6 @@ static inline void shfl_shuffle(struct shfl_lock *l, struct shfl_node *n, bool h
             break; /* our own turn has come */
     }
     __atomic_store_n(&qlast->is_shuffler, 1, __ATOMIC_RELEASE);
-}
-
-static inline bool shfl_take(struct shfl_lock *l)
-{
-    uint32_t z = 0;
-    /* acquire: the critical section starts after the CAS that took the word. */
-    return __atomic_load_n(&l->locked, __ATOMIC_RELAXED) == 0 &&
-           __atomic_compare_exchange_n(&l->locked, &z, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
-}
-
-/* The fast path: steal the lock unless waiters have asked for it in order. */
-static inline bool shfl_fast(struct shfl_lock *l)
-{
-    /* relaxed: a hint; see the header comment for the one racy bypass it allows. */
-    return __atomic_load_n(&l->no_steal, __ATOMIC_RELAXED) == 0 && shfl_take(l);
 }
 
 /* Queue for the word and take it; the caller records the acquisition (lt_acquired). */
@@ -268,13 +249,6 @@ static inline int shfl_lock_slow(lt_mutex_t *m, bool blocking)
 static inline int shfl_trylock_any(lt_mutex_t *m)
 {
     return shfl_fast(LT_STATE(m, struct shfl_lock)) ? lt_acquired(m) : EBUSY;
-}
-
-static inline int shfl_unlock_any(lt_mutex_t *m)
-{
-    /* release: the critical section's writes go to the next taker. */
-    __atomic_store_n(&LT_STATE(m, struct shfl_lock)->locked, 0, __ATOMIC_RELEASE);
-    return 0;
 }
 
 /* fork (mutex.c): every queued node is a lost thread's (on its stack); the holder keeps the
