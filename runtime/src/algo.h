@@ -22,16 +22,16 @@
 /* m->_flags: the type bits of locktune.h, and NATIVE: a process-shared, robust or priority-
  * protocol lock kept as a plain glibc mutex in m->_u._posix (its _ops is not used: the lock may
  * live in memory shared with a process where the runtime is mapped elsewhere). */
-#define LT_MUTEX_F_TYPE_MASK_  3u
-#define LT_MUTEX_F_NATIVE_     4u
+#define LT_MUTEX_F_TYPE_MASK_    3u
+#define LT_MUTEX_F_NATIVE_       4u
 /* Set while timed waiters are announced (TIMED), and after a release handed the lock to one
  * (HANDED): both send every operation on the lock to mutex.c's slow path (timedlock). */
-#define LT_MUTEX_F_TIMED_      8u
-#define LT_MUTEX_F_HANDED_     16u
+#define LT_MUTEX_F_TIMED_        8u
+#define LT_MUTEX_F_HANDED_       16u
 /* The lock's waiting policy (wait.h), two bits: written when the lock is bound, before the
  * release store of _ops that publishes the binding, and never changed while it is bound. */
-#define LT_MUTEX_F_WAIT_SHIFT_ 5
-#define LT_MUTEX_F_WAIT_MASK_  (3u << LT_MUTEX_F_WAIT_SHIFT_)
+#define LT_MUTEX_F_WAIT_SHIFT_   5
+#define LT_MUTEX_F_WAIT_MASK_    (3u << LT_MUTEX_F_WAIT_SHIFT_)
 /* The inline fast path mutex.c takes for the lock (enum lt_inline, the algorithm's
  * .inline_path; none while statistics are on), two bits, written and never changed as the wait
  * bits are. */
@@ -39,7 +39,7 @@
 #define LT_MUTEX_F_INLINE_MASK_  (3u << LT_MUTEX_F_INLINE_SHIFT_)
 
 /* The uncontended lock and unlock that mutex.c inlines for an algorithm ("Inline fast paths"
- * there), so that they cost no call through its table. */
+ * there; the cases are in algo/inline.h), so that they cost no call through its table. */
 enum lt_inline {
     LT_INLINE_NONE = 0,
     LT_INLINE_POSIX, /* glibc's pthread_mutex_lock / unlock on m->_u._posix (algo/posix.c) */

@@ -54,6 +54,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,13 +62,13 @@
 #include <time.h>
 
 #include "algo.h"
+#include "algo/inline.h"
 #include "config.h"
 #include "diag.h"
 #include "futex.h"
 #include "lll.h"
 #include "mutex.h"
 #include "thread.h"
-#include "algo/shfl_word.h"
 
 _Static_assert(sizeof(lt_mutex_t) == 24 + sizeof(pthread_mutex_t) || sizeof(lt_mutex_t) == 24 + 40,
                "lt_mutex_t is 24 bytes of bookkeeping plus the algorithm state");
@@ -148,8 +149,7 @@ static void prepare(lt_mutex_t *m, const struct lt_algo *a)
     uint32_t w = (uint32_t)lt_site_wait(m->_site) << LT_MUTEX_F_WAIT_SHIFT_;
     uint32_t i = lt_stats_on ? 0 : (uint32_t)a->inline_path << LT_MUTEX_F_INLINE_SHIFT_;
     __atomic_fetch_and(&m->_flags, ~FAST_FLAGS_IGNORED, __ATOMIC_RELAXED);
-    __atomic_fetch_or(&m->_flags,
-                      (w & LT_MUTEX_F_WAIT_MASK_) | (i & LT_MUTEX_F_INLINE_MASK_),
+    __atomic_fetch_or(&m->_flags, (w & LT_MUTEX_F_WAIT_MASK_) | (i & LT_MUTEX_F_INLINE_MASK_),
                       __ATOMIC_RELAXED);
 }
 
@@ -351,75 +351,70 @@ static __attribute__((noinline)) int acquire_slow(lt_mutex_t *m, enum mode mode,
 /* Inline fast paths.  The algorithms sites most often run - posix, that of every site nobody
  * configured, and the ShflLocks (shfl-block is what the report recommends when threads
  * outnumber CPUs) - name an inline path in their table (.inline_path, algo.h), which binding
- * copies into the lock's flags.  With it, lock and unlock take a free lock and release it here,
- * with no call through the table: the pair costs the program's two calls into the library and
- * nothing more (on the development VM 1-2 ns a pair less, where glibc's own pair costs 6-8 ns).
- * Each does what its algorithm's lock and unlock do when nobody waits (algo/posix.c,
- * algo/shfl_word.h) and records the owner as lt_acquired does; the bits are never set while
- * statistics are on (lt_acquired_slow counts).  Nothing here waits for another thread
- * (glibc may, but its state names no thread the fork protocol would have to repair: posix
- * has no fork_child), so `waiting` is not set; a lock found taken goes on through the table,
- * which sets it.  The other algorithms pay one mask and test of flags already loaded.
+ * copies into the lock's flags.  With it, a free lock is taken and released through
+ * algo/inline.h, and posix's lock is called directly: no indirect call through the table, and
+ * lt_mutex_lock needs no stack frame (the table's lock is a tail call to lock_by_table).  On
+ * the development VM that is 1-2 ns a pair less, where glibc's own pair costs 6-8 ns.  The
+ * bits are never set while statistics are on (lt_acquired_slow counts).  Nothing here waits for
+ * a thread the fork protocol would have to know about, so `waiting` is not set; a lock found
+ * taken goes on through the table, which sets it.  The other algorithms pay one mask and test
+ * of flags already loaded.
  *
- * fast_lock: the acquisition's result, or -1 when the table must take it. */
-static inline __attribute__((always_inline)) int fast_lock(uint32_t f, lt_mutex_t *m, int32_t me)
+ * table_lock: the table's lock, with `waiting` set around it (the fork protocol); inline into
+ * lt_execute, and a function of its own (lock_by_table) for lt_mutex_lock's tail call. */
+static inline __attribute__((always_inline)) int table_lock(lt_mutex_t *m, const struct lt_algo *a)
 {
-    switch ((f & LT_MUTEX_F_INLINE_MASK_) >> LT_MUTEX_F_INLINE_SHIFT_) {
-    case LT_INLINE_SHFL:
-        if (!shfl_fast(LT_STATE(m, struct shfl_lock)))
-            return -1;
-        break;
-    case LT_INLINE_POSIX: {
-        int r = pthread_mutex_lock(&m->_u._posix);
-        if (r != 0)
-            return r;
-        break;
-    }
-    default:
-        return -1;
-    }
-    owner_store(m, me);
-    return 0;
+    lt_mutex_t *prev;
+    struct lt_thread *t = waiting_enter(m, &prev);
+    int r = a->lock(m); /* records the owner (lt_acquired); a relock waits: lt_contended */
+    t->waiting = prev;
+    return r;
 }
 
-/* fast_unlock: the release, inline for the locks fast_lock inlines. */
+static __attribute__((noinline)) int lock_by_table(lt_mutex_t *m, const struct lt_algo *a)
+{
+    return table_lock(m, a);
+}
+
+static inline unsigned inline_path(uint32_t f)
+{
+    return (f & LT_MUTEX_F_INLINE_MASK_) >> LT_MUTEX_F_INLINE_SHIFT_;
+}
+
+/* fast_unlock: the release, inline for the locks that have an inline path, else by the table. */
 static inline __attribute__((always_inline)) int fast_unlock(uint32_t f, const struct lt_algo *a,
                                                              lt_mutex_t *m)
 {
-    switch ((f & LT_MUTEX_F_INLINE_MASK_) >> LT_MUTEX_F_INLINE_SHIFT_) {
-    case LT_INLINE_SHFL:
-        return shfl_unlock_any(m);
-    case LT_INLINE_POSIX:
-        return pthread_mutex_unlock(&m->_u._posix);
-    default:
-        return a->unlock(m);
-    }
+    unsigned path = inline_path(f);
+    return path == LT_INLINE_NONE ? a->unlock(m) : lt_inline_release(path, m);
 }
 
 /* The fast paths of lock and unlock, inlined into lt_mutex_lock/unlock and into lt_execute's
  * path for algorithms that have no execute of their own (a section then costs what a
- * lock/unlock pair costs, without two more calls). */
-static inline __attribute__((always_inline)) int mutex_lock(lt_mutex_t *m)
+ * lock/unlock pair costs, without two more calls).  `frameless` (lt_mutex_lock): the table's
+ * lock by a tail call to lock_by_table, so that the inline paths run without a stack frame;
+ * lt_execute, which has one anyway, inlines it. */
+static inline __attribute__((always_inline)) int mutex_lock(lt_mutex_t *m, bool frameless)
 {
     const struct lt_algo *a = ops_load(m);
-    int32_t me = lt_thread_self.tid;
     uint32_t f = flags_load(m);
+    int32_t me = lt_thread_self.tid;
     if (__builtin_expect(bound(a) && (f & ~FAST_FLAGS_IGNORED) == 0 && me != 0, 1)) {
-        int r = fast_lock(f, m, me);
-        if (__builtin_expect(r >= 0, 1))
-            return r;
-        lt_mutex_t *prev;
-        struct lt_thread *t = waiting_enter(m, &prev);
-        r = a->lock(m); /* records the owner (lt_acquired); a relock waits: lt_contended */
-        t->waiting = prev;
-        return r;
+        unsigned path = inline_path(f);
+        if (path == LT_INLINE_POSIX)
+            return lt_posix_lock_inline(m); /* a direct call; it records the owner */
+        if (lt_inline_take(path, m)) {
+            owner_store(m, me); /* as lt_acquired */
+            return 0;
+        }
+        return frameless ? lock_by_table(m, a) : table_lock(m, a);
     }
     return acquire_slow(m, MODE_LOCK, NULL);
 }
 
 LT_API int lt_mutex_lock(lt_mutex_t *m)
 {
-    return mutex_lock(m);
+    return mutex_lock(m, true);
 }
 
 LT_API int lt_mutex_trylock(lt_mutex_t *m)
@@ -553,7 +548,7 @@ LT_API void *lt_execute_ex(lt_mutex_t *m, lt_cs_fn fn, void *ctx, unsigned flags
         t->waiting = prev;
         return v;
     }
-    int r = mutex_lock(m);
+    int r = mutex_lock(m, false);
     if (r != 0) {
         /* No error channel: running fn unprotected or not at all would both be silent. */
         fprintf(stderr, "locktune: error: lt_execute cannot take its lock (%s)\n", strerror(r));

@@ -8,8 +8,8 @@
  * and spin budget do not apply, and parked waits and hand-overs are not visible to the
  * statistics (null in LOCKTUNE_STATS).
  *
- * Its lock and unlock without statistics are also inlined into mutex.c's fast paths ("Inline
- * fast paths" there), which call glibc without going through this table: a site left on posix
+ * Its lock and unlock without statistics are also inlined into mutex.c's fast paths (inline.h),
+ * which call glibc without going through this table: a site left on posix
  * costs little more than the program's own pthread_mutex did.  The entries below serve every
  * other path.
  *
@@ -19,6 +19,7 @@
 #include <pthread.h>
 
 #include "../algo.h"
+#include "inline.h"
 
 static int posix_init(lt_mutex_t *m)
 {
@@ -39,6 +40,15 @@ static int posix_lock(lt_mutex_t *m)
     }
     int r = pthread_mutex_lock(&m->_u._posix);
     return r ? r : lt_acquired(m);
+}
+
+/* posix_lock where statistics are off and the caller has its tid (mutex.c's inline path). */
+int lt_posix_lock_inline(lt_mutex_t *m)
+{
+    int r = pthread_mutex_lock(&m->_u._posix);
+    if (r == 0) /* the owner, as lt_acquired records it */
+        __atomic_store_n(&m->_owner, lt_thread_self.tid, __ATOMIC_RELAXED);
+    return r;
 }
 
 static int posix_trylock(lt_mutex_t *m)

@@ -78,7 +78,6 @@ struct shfl_node {
     int numa;               /* NUMA node at enqueue; written before the node is published */
 } __attribute__((aligned(64)));
 
-
 static inline int shfl_numa_node(void)
 {
     unsigned cpu, node;

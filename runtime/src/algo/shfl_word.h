@@ -3,7 +3,7 @@
  * algorithm, its queue and its state machine).
  *
  * Apart from the rest so that mutex.c can inline them into lt_mutex_lock, lt_mutex_unlock and
- * lt_execute ("Inline fast paths" there) without the queue's code: an uncontended pair of
+ * lt_execute (through inline.h) without the queue's code: an uncontended pair of
  * shfl and shfl-block then costs no call beyond the program's own two.  shfl.c, shfl_block.c
  * and auto.c use the same functions.
  */
