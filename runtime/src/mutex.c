@@ -357,8 +357,8 @@ static __attribute__((noinline)) int acquire_slow(lt_mutex_t *m, enum mode mode,
  * the development VM that is 1-2 ns a pair less, where glibc's own pair costs 6-8 ns.  The
  * bits are never set while statistics are on (lt_acquired_slow counts).  Nothing here waits for
  * a thread the fork protocol would have to know about, so `waiting` is not set; a lock found
- * taken goes on through the table, which sets it.  The other algorithms pay one mask and test
- * of flags already loaded.
+ * taken goes on through the table, which sets it.  The other algorithms pay a test of flags
+ * already loaded, and lt_mutex_lock's tail call to lock_by_table.
  *
  * table_lock: the table's lock, with `waiting` set around it (the fork protocol); inline into
  * lt_execute, and a function of its own (lock_by_table) for lt_mutex_lock's tail call. */

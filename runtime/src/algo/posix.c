@@ -8,10 +8,9 @@
  * and spin budget do not apply, and parked waits and hand-overs are not visible to the
  * statistics (null in LOCKTUNE_STATS).
  *
- * Its lock and unlock without statistics are also inlined into mutex.c's fast paths (inline.h),
- * which call glibc without going through this table: a site left on posix
- * costs little more than the program's own pthread_mutex did.  The entries below serve every
- * other path.
+ * Without statistics, mutex.c's fast paths (inline.h) call lt_posix_lock_inline and glibc's
+ * unlock directly rather than through this table, so that a site left on posix costs little
+ * more than the program's own pthread_mutex did.  The entries below serve every other path.
  *
  * State: 40 bytes (sizeof(pthread_mutex_t) on x86-64).
  */
