@@ -298,10 +298,10 @@ static void enforce_budget(struct rcl_server *srv)
     int64_t late = seen ? (int64_t)(now - seen) : 0;
     /* Kept off by us, or by others?  A canary of a server that took little of the CPU meanwhile
      * was kept off by something else - other processes' ordinary threads (the kernel's fair
-     * scheduler lets one group starve the others on Linux 6.18.44: docs/delegation.md, "Limits"),
-     * a real-time thread not ours.  Demoted then, the server only joins the starved, and its
-     * clients wait with it: a daemonized memcached beside a loaded machine took seconds to start,
-     * its demoted servicing thread runnable and not running. */
+     * scheduler lets one group starve the others on Linux 6.18.44: docs/delegation.md, "The
+     * kernel's group-scheduling bug"), a real-time thread not ours.  Demoted then, the server only
+     * joins the starved, and its clients wait with it: a daemonized memcached beside a loaded
+     * machine took seconds to start, its demoted servicing thread runnable and not running. */
     bool starved = late > (int64_t)RCL_STARVED_PERIODS * rcl_manager_period_ms * 1000000 &&
                    du * 100 >= dt * RCL_CROWD_PCT;
     if (starved) {

@@ -135,8 +135,8 @@ int rcl_site_server(int site, int *cpu)
  * re-places a running group at each reweight, ahead of every other (fixed upstream by
  * 101f3498b4bd, in 6.18.45).  In memcached's suite under rcl, with its clients left there, a
  * thread of another session pinned to CPU 1 waited up to 1.5 s while memcached's slab mover and
- * its server ping-ponged on it (docs/delegation.md, "Limits").  The price: on 2 CPUs every
- * client thread of every process using RCL shares the one CPU left. */
+ * its server ping-ponged on it (docs/delegation.md, "The kernel's group-scheduling bug").  The
+ * price: on 2 CPUs every client thread of every process using RCL shares the one CPU left. */
 void rcl_move_off_servers(void)
 {
     cpu_set_t mine, off;
