@@ -131,6 +131,7 @@ static inline int mutex_lock_at(struct ltp_tls *t, pthread_mutex_t *m, struct lt
                                 struct ltp_lockent *e, uint64_t ra)
 {
     int r;
+    ltp_owner_prefetch(e);
     /* Did the section lose its CPU?  Asked at the release (tripwire.h).  One that starts
      * right after the thread lost it finds cold caches: timed, not a sample. */
     int cold = ltp_entry(t);
@@ -390,7 +391,7 @@ void ltp_sample_calibrate(struct ltp_tls *t)
     static struct ltp_tls saved;
     static struct ltp_raw_record rec;
     static struct ltp_raw_slot slot, tslot;
-    static struct ltp_lockent ent;
+    struct ltp_lockent *e = &ltp_locktab[LTP_LOCKTAB_PRIVATE];
     int64_t cs_bias[CAL_ROUNDS], hold_bias[CAL_ROUNDS], timed_bias[CAL_ROUNDS];
     void (*volatile pair)(struct ltp_tls *, pthread_mutex_t *, struct ltp_raw_slot *,
                           struct ltp_lockent *) = cal_pair;
@@ -410,22 +411,22 @@ void ltp_sample_calibrate(struct ltp_tls *t)
         slot.timed = LTP_EXACT_FIRST;
         tslot.long_cs = LTP_CS_LONG; /* every section timed */
         t->countdown = UINT32_MAX;   /* untimed until the samples below */
-        pair(t, &m, &slot, &ent);    /* the callers' entries (ltp_callsite_slow), out of the way */
-        pair(t, &m, &tslot, &ent);
+        pair(t, &m, &slot, e);       /* the callers' entries (ltp_callsite_slow), out of the way */
+        pair(t, &m, &tslot, e);
         uint64_t cs0 = tslot.cs;
         uint64_t reading = reading_cost();
         /* the timed sections' own cs against their whole pairs' */
-        int64_t timed = pairs_outside(t, &m, &tslot, &ent, reading, pair);
+        int64_t timed = pairs_outside(t, &m, &tslot, e, reading, pair);
         if (tslot.lost_cpu != 0) /* each kept its CPU */
             continue;
         timed_bias[n] = (int64_t)((tslot.cs - cs0) / CAL_PAIRS) - timed;
         if (sampled) {
             /* untimed pairs, then as many random samples of an empty section */
-            int64_t untimed = pairs_outside(t, &m, &slot, &ent, reading, pair);
+            int64_t untimed = pairs_outside(t, &m, &slot, e, reading, pair);
             int untimed_ok = slot.timed == LTP_EXACT_FIRST; /* none timed late */
             for (int i = 0; i < CAL_PAIRS; i++) {
                 t->countdown = 1; /* the next acquisition is a random sample */
-                pair(t, &m, &slot, &ent);
+                pair(t, &m, &slot, e);
             }
             if (!untimed_ok || slot.timed_free != CAL_PAIRS) /* each kept its CPU */
                 continue;

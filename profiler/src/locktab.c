@@ -13,7 +13,8 @@
 
 #define MASK ((1u << LTP_LOCKTAB_BITS) - 1)
 
-struct ltp_lockent ltp_locktab[1u << LTP_LOCKTAB_BITS];
+struct ltp_lockent ltp_locktab[LTP_LOCKTAB_PRIVATE + 1];
+uint32_t ltp_lockowner[LTP_LOCKTAB_PRIVATE + 1];
 
 static void untracked(void)
 {
@@ -28,7 +29,7 @@ static int claim_tomb(struct ltp_lockent *e, void *lock)
     uint32_t expected = LTP_WORD_TOMB;
     if (!__atomic_compare_exchange_n(&e->word, &expected, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
         return 0;
-    __atomic_store_n(&e->owner, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(ltp_lockent_owner(e), 0, __ATOMIC_RELAXED);
     __atomic_store_n(&e->addr, (uintptr_t)lock, __ATOMIC_RELEASE);
     return 1;
 }
@@ -146,7 +147,7 @@ void ltp_locktab_born(void *lock, int kind, uint32_t site)
         claimed ? 0 : __atomic_exchange_n(&e->word, LTP_WORD(kind, site), __ATOMIC_ACQ_REL);
     if (claimed)
         publish(e, kind, site);
-    __atomic_store_n(&e->owner, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(ltp_lockent_owner(e), 0, __ATOMIC_RELAXED);
     /* Re-initialised without a destroy in between: the old instance is gone. */
     if (old != 0 && old != LTP_WORD_TOMB)
         ltp_site_died(LTP_WORD_SITE(old));

@@ -18,11 +18,16 @@
  *        v
  *     addr other, word 0 ...
  *
- * Slots are never emptied again, so a probe sequence is never cut short.  `owner` is the
- * serial of the thread that last acquired the lock exclusively: an acquisition by another
- * thread means the lock (and the data it protects) came from another core's cache.  It is
- * written only when it changes (relaxed: a hint for the locality estimate, never used for
- * synchronisation).
+ * Slots are never emptied again, so a probe sequence is never cut short.
+ *
+ * A slot's owner (ltp_lockowner, same index) is the serial of the thread that last acquired
+ * the lock exclusively: an acquisition by another thread means the lock (and the data it
+ * protects) came from another core's cache.  It is written only when it changes (relaxed: a
+ * hint for the locality estimate, never used for synchronisation), and lives in an array of
+ * its own: in the entry, beside the address every lock call reads, its write at each hand-over
+ * made the next lock call miss in the cache, on this lock and on the three others whose
+ * entries share the line (perf, lockbench at 2 threads on the AMD EPYC VM: a fifth of the
+ * wrappers' samples were that miss).
  */
 #ifndef LTP_LOCKTAB_H
 #define LTP_LOCKTAB_H
@@ -39,11 +44,20 @@
 struct ltp_lockent {
     uintptr_t addr;
     uint32_t word;
-    uint32_t owner;
 };
 
-/* In .bss: a fixed address (no pointer to load on the hot path), pages touched on use. */
-extern struct ltp_lockent ltp_locktab[1u << LTP_LOCKTAB_BITS];
+/* In .bss: fixed addresses (no pointer to load on the hot path), pages touched on use.  One
+ * entry past the table's mask, LTP_LOCKTAB_PRIVATE, is in no probe sequence: the sampling
+ * calibration's private lock (interpose.c) uses it. */
+#define LTP_LOCKTAB_PRIVATE (1u << LTP_LOCKTAB_BITS)
+extern struct ltp_lockent ltp_locktab[LTP_LOCKTAB_PRIVATE + 1];
+extern uint32_t ltp_lockowner[LTP_LOCKTAB_PRIVATE + 1];
+
+/* The owner of entry e (above). */
+static inline uint32_t *ltp_lockent_owner(const struct ltp_lockent *e)
+{
+    return &ltp_lockowner[e - ltp_locktab];
+}
 
 /* The lock's entry, registering it on first sight (a static or zeroed lock: site from its
  * storage or its first use).  NULL when the table is full or the entry is stuck (its
