@@ -21,7 +21,9 @@ what the four passes do, with the same site rules (docs/rewrite.md, "Sites"):
 
 Inside a preprocessor directive (a macro body) it does what Coccinelle and the residue
 pass together do there: init calls as above, initialisers take the site of their own line
-(Coccinelle leaves them to the residue pass), zeroed declarations are left alone.
+(Coccinelle leaves them to the residue pass), zeroed declarations are left alone.  The
+directives that test or remove a name (`#if defined(PTHREAD_MUTEX_INITIALIZER)`, `#ifdef`,
+`#undef`: clex.CONDITIONS) are left as they are.
 
 Where it differs from Coccinelle (docs/rewrite.md, "Coccinelle or tokens"):
 - an initialiser outside any declaration, `*m = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER`,
@@ -73,10 +75,11 @@ class _File:
         self.code: list[clex.Token] = []  # tokens outside directives
         self.directive: list[clex.Token] = []  # tokens inside directives
         in_dir = False
-        for t in toks:
+        for t, tested in zip(toks, clex.on_conditions(toks), strict=True):
             if t.bol:
                 in_dir = t.text == "#"
-            (self.directive if in_dir else self.code).append(t)
+            if not tested:  # `#if defined(NAME)`: left as it is (clex.CONDITIONS)
+                (self.directive if in_dir else self.code).append(t)
         n = len(self.code)
         self.match = [-1] * n  # index of the matching bracket, both ways
         self.scope = [""] * n  # kind of the innermost brace around each token

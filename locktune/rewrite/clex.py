@@ -76,6 +76,26 @@ def tokens(text: str) -> list[Token]:
     return out
 
 
+# Directives that test or remove a name rather than use it.  `#if
+# defined(PTHREAD_MUTEX_INITIALIZER)` asks whether glibc's macro exists (libmicrohttpd's
+# mhd_locks.h does): retargeted, it would not even parse, and the answer is the same for the
+# rewritten program, which still includes pthread.h.
+CONDITIONS = frozenset({"if", "ifdef", "ifndef", "elif", "elifdef", "elifndef", "undef"})
+
+
+def on_conditions(toks: list[Token]) -> list[bool]:
+    """For each token, whether it lies on a CONDITIONS directive (continuation lines
+    included): the rewriter leaves those tokens as they are."""
+    out: list[bool] = []
+    cond = False
+    for i, t in enumerate(toks):
+        if t.bol:
+            nxt = toks[i + 1] if i + 1 < len(toks) else None
+            cond = t.text == "#" and nxt is not None and not nxt.bol and nxt.text in CONDITIONS
+        out.append(cond)
+    return out
+
+
 def matching_paren(toks: list[Token], i: int) -> int | None:
     """Index of the ')' closing the '(' at toks[i], or None."""
     depth = 0

@@ -8,7 +8,9 @@ is scanned (comments and strings excluded) and each remaining name is retargeted
 - the renames are exact (same arguments, same POSIX results), so a token rename is exactly
   what the patch would have done;
 - pthread_mutex_init gets its site argument before its closing parenthesis;
-- a static initialiser gets the site of its own line.
+- a static initialiser gets the site of its own line;
+- a name that a directive tests or removes (`#if defined(PTHREAD_MUTEX_INITIALIZER)`) is left
+  as it is (clex.CONDITIONS).
 
 Each one is reported with its file:line, so nothing happens unseen.
 """
@@ -58,10 +60,13 @@ SiteFn = Callable[[int, str, str], str]
 
 
 def leftovers(text: str) -> list[clex.Token]:
+    toks = clex.tokens(text)
     return [
         t
-        for t in clex.tokens(text)
-        if t.kind == "ident" and (t.text in RENAMES or t.text in INITIALIZERS or t.text == INIT)
+        for t, tested in zip(toks, clex.on_conditions(toks), strict=True)
+        if t.kind == "ident"
+        and not tested
+        and (t.text in RENAMES or t.text in INITIALIZERS or t.text == INIT)
     ]
 
 
@@ -75,8 +80,9 @@ def finish(text: str, site: SiteFn) -> tuple[str, list[Fallback]]:
     toks = clex.tokens(text)
     edits: list[tuple[int, int, str]] = []  # (start, end, replacement), non-overlapping
     done: list[Fallback] = []
+    tested = clex.on_conditions(toks)
     for i, t in enumerate(toks):
-        if t.kind != "ident":
+        if t.kind != "ident" or tested[i]:
             continue
         if t.text in RENAMES:
             edits.append((t.start, t.start + len(t.text), RENAMES[t.text]))

@@ -541,10 +541,15 @@ std::string Emitter::callSite(FunctionContext &F, Section &S) const
         Out = S.MacroJoin ? " {" : "{";
         for (const std::string &X : L)
             Out += "\n" + I + Unit + reindent(X, I, I + Unit);
-        return Out + "\n" + I + "}";
+        Out += "\n" + I + "}";
+    } else {
+        for (size_t K = 0; K < L.size(); ++K)
+            Out += (K ? "\n" + I : "") + L[K];
     }
-    for (size_t K = 0; K < L.size(); ++K)
-        Out += (K ? "\n" + I : "") + L[K];
+    // A guarded section (Section::Guard): the call in place of the lock's #if group, then the
+    // code as it was for the other configuration; the unlock's #endif closes both.
+    if (!S.Guard.empty())
+        Out += "\n#else\n" + Src.text(S.Body).str();
     return Out;
 }
 
@@ -733,8 +738,15 @@ void Emitter::emit(FunctionContext &F, std::vector<Section *> &Extracted)
     FunctionContext *FP = &F;
     FileEdits.insert(Src.insertionPointAbove(*F.FnBegin), [this, FP, Order] {
         std::string Out;
-        for (Section *S : Order)
-            Out += function(*FP, *S);
+        for (Section *S : Order) {
+            // Called only where its guarded section's #if holds (its own, or an enclosing
+            // section's): defined there only, or the other configuration warns it is unused.
+            std::string Fn = function(*FP, *S);
+            for (Section *G = S; G; G = G->Parent)
+                if (!G->Guard.empty())
+                    Fn = G->Guard + "\n" + StringRef(Fn).rtrim().str() + "\n#endif\n\n";
+            Out += Fn;
+        }
         return Out;
     });
 }

@@ -130,6 +130,13 @@ struct Section {
     std::string BodyIndent;
     std::vector<const clang::Stmt *> LoopExits;
     bool EndIsUnlock = false;
+    // A lock and an unlock each alone in an `#if` of its own, the same condition (`#if
+    // THREADS` / lock / `#endif`, the code, `#if THREADS` / unlock / `#endif`, as libmicrohttpd
+    // writes every section): Guard is that #if line.  Body then runs from the line after the
+    // first #endif to the end of the line before the second #if; the call site becomes the
+    // lt_execute call in the first #if's place and `#else` the code as it was, for the
+    // configuration without locks, and the extracted function goes inside `#if` too.
+    std::string Guard;
     std::vector<const clang::LabelStmt *> EndLabels; // labels on a final unlock
     Span Whole, Body;
     std::vector<Tail> Tails;

@@ -253,6 +253,58 @@ std::optional<std::string> checkExcludedCode(const FunctionContext &F, const Sec
     return std::nullopt;
 }
 
+// --- preprocessor conditionals across the section's edge ------------------------------------
+//
+// The section's code moves into a function as text, and the lock and unlock statements become
+// one call.  A conditional the code holds whole moves with it; one that the section's edge cuts
+// does not: libmicrohttpd writes `#if THREADS` / lock / `#endif`, the code, then `#if THREADS` /
+// unlock / `#endif`, and the text between the two calls starts with an #endif and ends with an
+// #if.  Extracted, the function would not compile, and the caller's one call would sit in the
+// lock's conditional, so another configuration would not run the code at all.
+std::optional<std::string> checkConditionals(const FunctionContext &F, const Section &S)
+{
+    std::string Text = F.Src.text(S.Body).str();
+    LangOptions LO = F.Src.langOpts();
+    Lexer L(SourceLocation(), LO, Text.data(), Text.data(), Text.data() + Text.size());
+    L.SetCommentRetentionState(false);
+    // A raw lexer over a buffer with no file location gives each token the location whose
+    // encoding is its offset in the buffer.
+    auto lineAt = [&](const Token &T) {
+        return std::to_string(F.Src.line(S.Body.Begin + T.getLocation().getRawEncoding()));
+    };
+    int Depth = 0;
+    bool Hash = false;
+    std::string OpenedAt;
+    for (Token Tok; L.LexFromRawLexer(Tok), !Tok.is(tok::eof);) {
+        if (Tok.isAtStartOfLine()) {
+            Hash = Tok.is(tok::hash);
+            continue;
+        }
+        if (!Hash)
+            continue;
+        Hash = false;
+        if (!Tok.is(tok::raw_identifier))
+            continue;
+        StringRef D = Tok.getRawIdentifier();
+        if (D == "if" || D == "ifdef" || D == "ifndef") {
+            if (Depth++ == 0)
+                OpenedAt = lineAt(Tok);
+        } else if (D == "endif" || D == "else" || D.startswith("elif")) {
+            if (Depth == 0)
+                return "the #" + D.str() + " at line " + lineAt(Tok) +
+                       " belongs to a conditional opened before the section (the lock call is "
+                       "inside #if ... #endif of its own): extracted, the section would cut it";
+            if (D == "endif")
+                --Depth;
+        }
+    }
+    if (Depth > 0)
+        return "the #if at line " + OpenedAt +
+               " is closed after the section (the unlock call is inside #if ... #endif of its "
+               "own): extracted, the section would cut it";
+    return std::nullopt;
+}
+
 // --- names and types visible above the function ------------------------------------------------
 struct NameFinder : RecursiveASTVisitor<NameFinder> {
     const FunctionContext *F = nullptr;
@@ -602,6 +654,8 @@ std::optional<std::string> checkSection(FunctionContext &F, Section &S, TUContex
     if (std::optional<std::string> R = checkLabels(F, S))
         return R;
     if (std::optional<std::string> R = checkBuiltins(F, S))
+        return R;
+    if (std::optional<std::string> R = checkConditionals(F, S))
         return R;
     if (std::optional<std::string> R = checkExcludedCode(F, S, TU))
         return R;

@@ -105,13 +105,18 @@ const CallExpr *asCall(const Stmt *S)
 }
 
 // True when S leaves for sure, by its form alone: return, goto, break, continue, a call that
-// does not return (abort(), exit()), or a block that ends with one.
-bool leavesByForm(const Stmt *S)
+// does not return (abort(), exit(), __builtin_unreachable()), or a block that ends with one;
+// also a `do { ... } while (0)` block that ends with one of these but break or continue
+// (which would leave only the do: a panic macro, `do { handler(...); __builtin_unreachable();
+// } while (0)`).
+static bool leavesByForm(const Stmt *S, bool LoopJumps)
 {
     if (!S)
         return false;
-    if (isa<ReturnStmt>(S) || isa<GotoStmt>(S) || isa<BreakStmt>(S) || isa<ContinueStmt>(S))
+    if (isa<ReturnStmt>(S) || isa<GotoStmt>(S))
         return true;
+    if (isa<BreakStmt>(S) || isa<ContinueStmt>(S))
+        return LoopJumps;
     if (const CallExpr *C = asCall(S)) {
         const FunctionDecl *Callee = C->getDirectCallee();
         return Callee && Callee->isNoReturn();
@@ -119,20 +124,38 @@ bool leavesByForm(const Stmt *S)
     if (const auto *C = dyn_cast<CompoundStmt>(S)) {
         for (auto It = C->body_rbegin(); It != C->body_rend(); ++It)
             if (!isa<NullStmt>(*It))
-                return leavesByForm(*It);
+                return leavesByForm(*It, LoopJumps);
+    }
+    if (const auto *D = dyn_cast<DoStmt>(S)) {
+        const auto *Zero = dyn_cast<IntegerLiteral>(D->getCond()->IgnoreParenImpCasts());
+        return Zero && Zero->getValue() == 0 && leavesByForm(D->getBody(), false);
     }
     return false;
 }
 
+bool leavesByForm(const Stmt *S)
+{
+    return leavesByForm(S, true);
+}
+
 // `if (CALL != 0) FAIL;`, `if (CALL) FAIL;` (or `0 != CALL`), with no else and a FAIL that
-// always leaves: CALL.  The way a lock or unlock whose result is checked is written.
+// always leaves: CALL.  The way a lock or unlock whose result is checked is written.  CALL
+// may be negated twice: `if (!LOCK_(m)) FAIL;` where LOCK_(m) is `(!(pthread_mutex_lock(m)))`,
+// a success flag (libmicrohttpd's mhd_locks.h writes its checked lock macros so).
 const CallExpr *checkedCall(const Stmt *S)
 {
     const auto *I = dyn_cast_or_null<IfStmt>(S);
     if (!I || I->getElse() || I->hasInitStorage() || I->hasVarStorage() ||
         !leavesByForm(I->getThen()))
         return nullptr;
+    auto lnot = [](const Expr *X) -> const Expr * {
+        const auto *U = dyn_cast<UnaryOperator>(X);
+        return U && U->getOpcode() == UO_LNot ? U->getSubExpr()->IgnoreParenImpCasts() : nullptr;
+    };
     const Expr *E = I->getCond()->IgnoreParenImpCasts();
+    if (const Expr *Once = lnot(E))
+        if (const Expr *Twice = lnot(Once))
+            E = Twice;
     if (const auto *B = dyn_cast<BinaryOperator>(E); B && B->getOpcode() == BO_NE) {
         auto zero = [](const Expr *X) {
             const auto *L = dyn_cast<IntegerLiteral>(X->IgnoreParenImpCasts());
@@ -388,6 +411,54 @@ std::optional<Tail> makeTail(FunctionContext &F, const CallExpr *U, Span Whole, 
     return T;
 }
 
+// A statement alone on its line(s) between an `#if` line (not continued) and an `#endif` line:
+// that #if line, blanks collapsed, with the offsets where the #if line starts and where the
+// line after the #endif starts.
+struct GuardLines {
+    std::string If;
+    unsigned IfBegin = 0, AfterEndif = 0;
+};
+
+static std::optional<GuardLines> guardOf(const FunctionContext &F, Span St)
+{
+    StringRef Buf = F.Src.buffer();
+    auto blank = [](StringRef X) { return X.find_first_not_of(" \t\r") == StringRef::npos; };
+    auto directive = [](StringRef Line) -> StringRef {
+        Line = Line.trim();
+        if (!Line.consume_front("#"))
+            return "";
+        return Line.ltrim();
+    };
+    unsigned LineBegin = F.Src.lineStart(St.Begin);
+    size_t LineEnd = Buf.find('\n', St.End);
+    if (LineBegin == 0 || LineEnd == StringRef::npos || !blank(Buf.slice(LineBegin, St.Begin)) ||
+        !blank(Buf.slice(St.End, LineEnd)))
+        return std::nullopt;
+    unsigned IfBegin = F.Src.lineStart(LineBegin - 1);
+    StringRef IfLine = Buf.slice(IfBegin, LineBegin - 1);
+    StringRef IfDir = directive(IfLine);
+    if (!(IfDir.startswith("if ") || IfDir.startswith("if(") || IfDir.startswith("ifdef ") ||
+          IfDir.startswith("ifndef ")) ||
+        IfLine.rtrim().endswith("\\"))
+        return std::nullopt;
+    size_t EndifEnd = Buf.find('\n', LineEnd + 1);
+    if (EndifEnd == StringRef::npos)
+        return std::nullopt;
+    StringRef EndifDir = directive(Buf.slice(LineEnd + 1, EndifEnd));
+    if (EndifDir != "endif" && !EndifDir.startswith("endif ") && !EndifDir.startswith("endif/"))
+        return std::nullopt;
+    GuardLines G;
+    for (StringRef Rest = IfLine.trim(); !Rest.empty();) {
+        auto [Word, Tail] = Rest.split(' ');
+        if (!Word.empty())
+            G.If += (G.If.empty() ? "" : " ") + Word.str();
+        Rest = Tail.ltrim();
+    }
+    G.IfBegin = IfBegin;
+    G.AfterEndif = unsigned(EndifEnd + 1);
+    return G;
+}
+
 // LockSpan: the lock statement (empty for a trylock's success branch); Start: where the
 // lock is first held, in the CFG.
 Attempt tryEnd(FunctionContext &F, Section &S, Span LockSpan, const std::vector<CfgPos> &Start,
@@ -407,6 +478,14 @@ Attempt tryEnd(FunctionContext &F, Section &S, Span LockSpan, const std::vector<
         S.EndIsUnlock = true;
         Finals.push_back(U);
         S.Body = Span{LockSpan.End, EndSpan->Begin};
+        S.Guard.clear();
+        if (LockSpan.Begin < LockSpan.End && S.Lock.Kind == OpKind::Lock)
+            if (std::optional<GuardLines> G1 = guardOf(F, LockSpan))
+                if (std::optional<GuardLines> G2 = guardOf(F, *EndSpan);
+                    G2 && G2->If == G1->If && G1->AfterEndif < G2->IfBegin) {
+                    S.Guard = G1->If;
+                    S.Body = Span{G1->AfterEndif, G2->IfBegin - 1};
+                }
         S.EndLabels.clear();
         for (const Stmt *L = EndSt; isa<LabelStmt>(L); L = cast<LabelStmt>(L)->getSubStmt())
             S.EndLabels.push_back(cast<LabelStmt>(L));
@@ -1399,8 +1478,10 @@ const IfStmt *checkedIf(const FunctionContext &F, const CallExpr *Call)
         const Stmt *P = F.PM->getParent(Cur);
         if (!P)
             return nullptr;
+        // (checkedCall says which of these forms the whole condition may take)
         if (isa<ParenExpr>(P) || isa<ImplicitCastExpr>(P) ||
-            (isa<BinaryOperator>(P) && cast<BinaryOperator>(P)->getOpcode() == BO_NE)) {
+            (isa<BinaryOperator>(P) && cast<BinaryOperator>(P)->getOpcode() == BO_NE) ||
+            (isa<UnaryOperator>(P) && cast<UnaryOperator>(P)->getOpcode() == UO_LNot)) {
             Cur = P;
             continue;
         }

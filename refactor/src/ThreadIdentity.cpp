@@ -129,6 +129,13 @@ struct Scanner : RecursiveASTVisitor<Scanner> {
             return true;
         const FunctionDecl *F = C->getDirectCallee();
         if (!F) {
+            // The code a pointer reaches is not known here: it may ask which thread runs it.
+            // libmicrohttpd's completion callback, called in a section, checks that
+            // pthread_self() is the thread that served the request; run by an RCL server it
+            // aborted its own test suite.
+            if (Facts.OnCaller.empty())
+                Facts.OnCaller = "calls through a function pointer (" + Where(C) +
+                                 "), whose code may depend on its thread";
             if (Facts.SetsErrno.empty())
                 Facts.SetsErrno =
                     "calls through a function pointer (" + Where(C) + "), which may set errno";

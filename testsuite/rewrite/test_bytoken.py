@@ -105,3 +105,31 @@ def test_documented_differences(tmp_path):
     assert len(c_text.splitlines()) > len(DIFFERENCES.splitlines())
     assert len(t_text.splitlines()) == len(DIFFERENCES.splitlines())
     assert "lt_mutex_init(other_lock_with_a_long_name, NULL, LT_SITE_INPUT_C_6);" in t_text
+
+
+TESTED_NAMES = """\
+#include <pthread.h>
+#  if defined(PTHREAD_MUTEX_INITIALIZER) && \\
+      defined(pthread_mutex_lock)
+static pthread_mutex_t a = PTHREAD_MUTEX_INITIALIZER;
+#  elif defined(PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP)
+static pthread_mutex_t a = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+#endif
+#ifdef PTHREAD_COND_INITIALIZER
+#undef pthread_mutex_lock
+#endif
+#define LOCK(m) pthread_mutex_lock(m)
+"""
+
+
+@pytest.mark.parametrize("by", ["token", "coccinelle"])
+def test_directives_that_test_a_name_keep_it(by, tmp_path):
+    """`#if defined(PTHREAD_MUTEX_INITIALIZER)` (libmicrohttpd's mhd_locks.h), #ifdef, #elif
+    and #undef name glibc's macros to ask about them: left as they are (retargeted, the #if
+    did not parse), while the code and the macro bodies around them are retargeted."""
+    text, _sites = retarget(by, TESTED_NAMES, tmp_path)
+    lines = text.splitlines()
+    for n in (1, 2, 4, 7, 8):  # the directive lines, a continuation line included
+        assert TESTED_NAMES.splitlines()[n] in lines, text
+    assert "static lt_mutex_t a = LT_MUTEX_INITIALIZER(LT_SITE_INPUT_C_4);" in lines
+    assert "#define LOCK(m) lt_mutex_lock(m)" in lines
