@@ -297,6 +297,28 @@ RECIPES: dict[str, Recipe] = {
                 "autotools",
             ),
         ),
+        Recipe(
+            name="libmicrohttpd",
+            package="libmicrohttpd",
+            marker="src/microhttpd/mhd_locks.h",
+            # Autotools, sources in several folders (src/microhttpd, src/testcurl, ...); no
+            # TLS (GnuTLS is not installed here) and no examples (not tests).
+            configure="./configure --disable-doc --disable-https --disable-examples "
+            'CPPFLAGS="$LT_CFLAGS" LIBS="$LT_LIBS"',
+            build="make -j$JOBS",
+            # Its own suite: the daemon's unit and socket tests (threads per connection,
+            # thread pools, suspend/resume, HTTP upgrade), 34 here; the libcurl-based ones
+            # are skipped by its configure where libcurl's headers are missing.
+            test="make -j$JOBS check",
+            clean="make distclean",
+            covers=(
+                "autotools",
+                "checked lock macros: a success flag negated back, `if (!MHD_mutex_lock_(m)) "
+                "MHD_PANIC(...)` in a do-while",
+                "each lock and unlock call inside an #if of its own",
+                "user callbacks called inside critical sections (their thread identity)",
+            ),
+        ),
     ]
 }
 

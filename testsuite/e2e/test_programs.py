@@ -24,10 +24,10 @@ pytestmark = pytest.mark.programs
 
 RP = script_module("realprog.py", "realprog")
 # README's test command (scripts/test) runs the programs that fit CI's 90 minutes (today all
-# four; zstd and sqlite3 with the part of their own tests their recipes name); a program left
+# five; zstd and sqlite3 with the part of their own tests their recipes name); a program left
 # out would carry the marker `programs_full` too, which scripts/test deselects unless asked
 # for (`scripts/test -m programs` runs them all; times in docs/e2e.md).
-IN_CI = {"xz-utils", "libuv1", "zstd", "sqlite3"}
+IN_CI = {"xz-utils", "libuv1", "zstd", "sqlite3", "libmicrohttpd"}
 PROGRAMS = [
     pytest.param(n, marks=[] if n in IN_CI else [pytest.mark.programs_full]) for n in RP.RECIPES
 ]
