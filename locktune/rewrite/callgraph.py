@@ -12,6 +12,13 @@ pthread_getspecific; shipped to a server thread, it crashed).
 A name resolves to the static function of the caller's own file when there is one, else to
 every non-static function of that name (a program built twice from the same files defines
 them twice: the union is the conservative answer).
+
+A call through a file-scope function pointer (`hash(key, n)`: memcached's hash function) is a
+call to "*hash", which here calls every function some file assigns to `hash` (each name
+resolved in the file that assigns it).  A pointer assigned anything but a named function, or
+whose address is taken, depends on its thread as far as anyone can tell; so does one no file
+assigns.  `resolved` lists the pointers followed: a call through any other one is on-caller
+(ThreadIdentity.cpp).
 """
 
 from __future__ import annotations
@@ -21,10 +28,12 @@ from collections import defaultdict, deque
 KINDS = {"on_caller": "depends on its thread", "wait": "may wait on a condition variable"}
 
 
-def close(functions: list[dict]) -> dict[str, dict[str, str]]:
-    """{"on_caller": {name: why}, "wait": {name: why}} for every function that reaches such
-    code; `why` is worded to follow "which" (e.g. "depends on its thread: f() -> g()
-    (items.c: calls pthread_getspecific() (line 1693))")."""
+def close(functions: list[dict], pointers: list[dict] | None = None) -> dict:
+    """{"on_caller": {name: why}, "wait": {name: why}, "resolved": ["*NAME"...]} for every
+    function (and pointer, "*NAME") that reaches such code; `why` is worded to follow "which"
+    (e.g. "depends on its thread: f() -> g() (items.c: calls pthread_getspecific() (line
+    1693))").  `pointers`: --list-functions' "pointers" (name, file, targets, unknown)."""
+    functions = list(functions) + _pointer_nodes(pointers or [])
     statics: dict[tuple[str, str], list[int]] = defaultdict(list)
     globals_: dict[str, list[int]] = defaultdict(list)
     for i, f in enumerate(functions):
@@ -57,10 +66,32 @@ def close(functions: list[dict]) -> dict[str, dict[str, str]]:
         for i in sorted(via):
             chain, k = [], i
             while via[k] is not None:
-                chain.append(f"{functions[k]['name']}()")
+                chain.append(_called(functions[k]["name"]))
                 k = via[k]
             origin = functions[k]
-            chain.append(f"{origin['name']}() ({origin['file']}: {origin[kind]})")
+            chain.append(f"{_called(origin['name'])} ({origin['file']}: {origin[kind]})")
             facts.setdefault(functions[i]["name"], f"{words}: " + " -> ".join(chain))
         out[kind] = facts
+    out["resolved"] = sorted({f["name"] for f in functions if f["name"].startswith("*")})
     return out
+
+
+def _called(name: str) -> str:
+    """A function or a pointer ("*hash") as a chain shows it: f(), (*hash)()."""
+    return f"({name})()" if name.startswith("*") else f"{name}()"
+
+
+def _pointer_nodes(pointers: list[dict]) -> list[dict]:
+    """One node per pointer and assigning file: "*NAME" calling what that file assigns."""
+    nodes = [
+        {
+            "name": "*" + p["name"],
+            "file": p["file"],
+            "static": False,
+            "calls": list(p.get("targets", [])),
+            "on_caller": p.get("unknown") or "",
+            "wait": "",
+        }
+        for p in pointers
+    ]
+    return nodes

@@ -132,7 +132,11 @@ def run(
             facts = Path(tmp) / "callee-facts.json"
             if listing is None:
                 listing = _list_functions(path, abs_files, source_root, flags)
-            facts.write_text(json.dumps(callgraph.close(listing.get("functions", []))))
+            facts.write_text(
+                json.dumps(
+                    callgraph.close(listing.get("functions", []), listing.get("pointers", []))
+                )
+            )
             cmd += ["--callee-facts", str(facts)]
             cmd += flags.args(abs_files)
         else:

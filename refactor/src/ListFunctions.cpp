@@ -38,6 +38,80 @@ struct ExternalCallees : RecursiveASTVisitor<ExternalCallees> {
         const FunctionDecl *F = C->getDirectCallee();
         if (F && !SM.isInSystemHeader(F->getLocation()))
             Names.insert(F->getNameAsString());
+        else if (const VarDecl *P = calledPointer(C))
+            Names.insert("*" + P->getNameAsString()); // followed through its assignments
+        return true;
+    }
+};
+
+// What each file-scope function-pointer variable is assigned in a translation unit: named
+// functions (its targets), or something else (why it cannot be followed: another pointer, a
+// call's result, its address taken, which lets anything write it).  A null pointer constant
+// is no target.
+struct PointerTargets : RecursiveASTVisitor<PointerTargets> {
+    ASTContext &Ctx;
+    std::map<std::string, std::set<std::string>> Targets;
+    std::map<std::string, std::string> Unknown;
+    explicit PointerTargets(ASTContext &Ctx) : Ctx(Ctx) {}
+
+    static const VarDecl *pointerVar(const Expr *E)
+    {
+        const auto *D = dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts());
+        const auto *V = D ? dyn_cast<VarDecl>(D->getDecl()) : nullptr;
+        return V && V->isFileVarDecl() && V->getType()->isFunctionPointerType() ? V : nullptr;
+    }
+    std::string where(SourceLocation L) const
+    {
+        const SourceManager &SM = Ctx.getSourceManager();
+        PresumedLoc P = SM.getPresumedLoc(SM.getExpansionLoc(L));
+        return P.isValid() ? llvm::sys::path::filename(P.getFilename()).str() + ":" +
+                                 std::to_string(P.getLine())
+                           : "?";
+    }
+    void assigned(const VarDecl *V, const Expr *Value, SourceLocation At)
+    {
+        const Expr *E = Value->IgnoreParenImpCasts();
+        if (const auto *C = dyn_cast<ConditionalOperator>(E)) { // `kind ? fnv : djb`: both
+            assigned(V, C->getTrueExpr(), At);
+            assigned(V, C->getFalseExpr(), At);
+            return;
+        }
+        if (const auto *U = dyn_cast<UnaryOperator>(E); U && U->getOpcode() == UO_AddrOf)
+            E = U->getSubExpr()->IgnoreParenImpCasts();
+        if (const auto *D = dyn_cast<DeclRefExpr>(E))
+            if (const auto *Fn = dyn_cast<FunctionDecl>(D->getDecl())) {
+                // A library function is not in the call graph: one that depends on its thread
+                // (pthread_self as the target) is said here.
+                if (!Fn->isDefined() && identityDependent(Fn->getName()))
+                    Unknown.emplace(V->getNameAsString(), "is assigned " + Fn->getNameAsString() +
+                                                              "() (" + where(At) + ")");
+                Targets[V->getNameAsString()].insert(Fn->getNameAsString());
+                return;
+            }
+        if (Value->isNullPointerConstant(Ctx, Expr::NPC_ValueDependentIsNotNull))
+            return;
+        Unknown.emplace(V->getNameAsString(),
+                        "is assigned something other than a function (" + where(At) + ")");
+    }
+    bool VisitBinaryOperator(BinaryOperator *B)
+    {
+        if (B->getOpcode() == BO_Assign)
+            if (const VarDecl *V = pointerVar(B->getLHS()))
+                assigned(V, B->getRHS(), B->getExprLoc());
+        return true;
+    }
+    bool VisitVarDecl(VarDecl *V)
+    {
+        if (V->isFileVarDecl() && V->getType()->isFunctionPointerType() && V->getInit())
+            assigned(V, V->getInit(), V->getLocation());
+        return true;
+    }
+    bool VisitUnaryOperator(UnaryOperator *U)
+    {
+        if (U->getOpcode() == UO_AddrOf)
+            if (const VarDecl *V = pointerVar(U->getSubExpr()))
+                Unknown.emplace(V->getNameAsString(),
+                                "has its address taken (" + where(U->getOperatorLoc()) + ")");
         return true;
     }
 };
@@ -51,6 +125,7 @@ struct Listing {
     llvm::json::Array InitWrapperUses;
     std::set<std::string> InitSeen; // file:line:column:name of a definition or a use, once
     std::set<std::string> Included; // the tree's files some translation unit reads
+    llvm::json::Array Pointers; // per translation unit, the pointers it assigns (PointerTargets)
 };
 
 class Consumer : public ASTConsumer {
@@ -76,8 +151,29 @@ public:
                 L.Included.insert(Rel);
         }
         listInitWrappers(Ctx, File);
+        // The pointers this file assigns; a target's name resolves in this file (a static
+        // function of it, else the program's).
+        PointerTargets Pointers(Ctx);
+        Pointers.TraverseDecl(Ctx.getTranslationUnitDecl());
+        std::set<std::string> Assigned;
+        for (const auto &KV : Pointers.Targets)
+            Assigned.insert(KV.first);
+        for (const auto &KV : Pointers.Unknown)
+            Assigned.insert(KV.first);
+        for (const std::string &N : Assigned) {
+            llvm::json::Array Targets;
+            for (const std::string &T : Pointers.Targets[N])
+                Targets.push_back(T);
+            auto Why = Pointers.Unknown.find(N);
+            L.Pointers.push_back(
+                llvm::json::Object{{"name", N},
+                                   {"file", File},
+                                   {"targets", std::move(Targets)},
+                                   {"unknown", Why == Pointers.Unknown.end() ? "" : Why->second}});
+        }
         SourceText Src(SM, Ctx.getLangOpts());
         CalleeFacts None;
+        None.Listing = true;
         ThreadIdentity Identity(Src, None);
         for (Decl *D : Ctx.getTranslationUnitDecl()->decls()) {
             auto *FD = dyn_cast<FunctionDecl>(D);
@@ -315,6 +411,7 @@ int listFunctions(tooling::ClangTool &Tool, const std::string &SourceRoot)
         Included.push_back(F);
     llvm::json::Object Doc{{"schema", "locktune-extract-functions/0"},
                            {"functions", std::move(L.Functions)},
+                           {"pointers", std::move(L.Pointers)},
                            {"lock_wrappers", std::move(L.Wrappers)},
                            {"init_wrappers", std::move(L.InitWrappers)},
                            {"init_wrapper_uses", std::move(L.InitWrapperUses)},

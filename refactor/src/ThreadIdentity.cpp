@@ -9,9 +9,6 @@ using namespace clang;
 
 namespace locktune {
 
-namespace {
-
-// Functions whose effect or result depends on the calling thread.
 bool identityDependent(StringRef N)
 {
     static const char *const Names[] = {
@@ -39,6 +36,8 @@ bool identityDependent(StringRef N)
             return true;
     return false;
 }
+
+namespace {
 
 bool isErrno(StringRef N)
 {
@@ -132,10 +131,30 @@ struct Scanner : RecursiveASTVisitor<Scanner> {
             // The code a pointer reaches is not known here: it may ask which thread runs it.
             // libmicrohttpd's completion callback, called in a section, checks that
             // pthread_self() is the thread that served the request; run by an RCL server it
-            // aborted its own test suite.
-            if (Facts.OnCaller.empty())
-                Facts.OnCaller = "calls through a function pointer (" + Where(C) +
-                                 "), whose code may depend on its thread";
+            // aborted its own test suite.  A file-scope pointer the whole-program pass
+            // resolved is followed as a call is (header comment).
+            const CalleeFacts &X = TI->external();
+            const VarDecl *P = calledPointer(C);
+            std::string Star = P ? "*" + P->getNameAsString() : "";
+            if (P && X.Listing) {
+                // an edge of the call graph (ListFunctions), closed over by the caller
+            } else if (P && X.Resolved.count(Star)) {
+                auto Bound = X.OnCaller.find(Star);
+                if (Bound != X.OnCaller.end() && Facts.OnCaller.empty())
+                    Facts.OnCaller = "calls through " + P->getNameAsString() + " (" + Where(C) +
+                                     "), which " + Bound->second;
+                auto Waits = X.Wait.find(Star);
+                if (Waits != X.Wait.end() && Facts.Wait.empty())
+                    Facts.Wait = "calls through " + P->getNameAsString() + " (" + Where(C) +
+                                 "), which " + Waits->second;
+            } else if (Facts.OnCaller.empty()) {
+                Facts.OnCaller =
+                    P ? "calls through " + P->getNameAsString() + " (" + Where(C) +
+                            "), a pointer not every assignment of which the program's files "
+                            "show: its code may depend on its thread"
+                      : "calls through a function pointer (" + Where(C) +
+                            "), whose code may depend on its thread";
+            }
             if (Facts.SetsErrno.empty())
                 Facts.SetsErrno =
                     "calls through a function pointer (" + Where(C) + "), which may set errno";
@@ -180,6 +199,13 @@ struct Scanner : RecursiveASTVisitor<Scanner> {
 };
 
 } // namespace
+
+const VarDecl *calledPointer(const CallExpr *C)
+{
+    const auto *D = dyn_cast<DeclRefExpr>(C->getCallee()->IgnoreParenImpCasts());
+    const auto *V = D ? dyn_cast<VarDecl>(D->getDecl()) : nullptr;
+    return V && V->isFileVarDecl() && V->getType()->isFunctionPointerType() ? V : nullptr;
+}
 
 std::string ThreadIdentity::where(const Stmt *S) const
 {

@@ -18,6 +18,12 @@
 // what functions of the program's other files do comes from `locktune-extract
 // --list-functions` over every file, closed over the call graph by the caller
 // (locktune/rewrite/callgraph.py) and handed back as CalleeFacts (--callee-facts FILE).
+//
+// A call through a function pointer reaches code this file does not show: on-caller, unless
+// the pointer is a file-scope variable (`hash(key, n)`, memcached's hash function) whose every
+// assignment in the program's files is a named function (and whose address is never taken):
+// the whole-program pass lists those assignments, follows the pointer ("*hash") as it follows
+// a call, and says which pointers it resolved (CalleeFacts::Resolved).
 #ifndef LOCKTUNE_EXTRACT_THREADIDENTITY_H
 #define LOCKTUNE_EXTRACT_THREADIDENTITY_H
 
@@ -38,11 +44,21 @@ struct IdentityFacts {
 };
 
 // Functions defined in other files that depend on their thread or may wait on a condition
-// variable (name -> why, worded to follow "which").
+// variable (name -> why, worded to follow "which"); "*NAME" stands for the functions the
+// file-scope pointer NAME is assigned.
 struct CalleeFacts {
     std::map<std::string, std::string> OnCaller;
     std::map<std::string, std::string> Wait;
+    std::set<std::string> Resolved; // "*NAME": pointers whose targets the pass knows
+    bool Listing = false;           // --list-functions: calls through "*NAME" are its edges
 };
+
+// Library functions whose effect or result depends on the calling thread (pthread_self...).
+bool identityDependent(llvm::StringRef Name);
+
+// The file-scope function-pointer variable a call takes its callee from (`hash(key, n)`), or
+// null.
+const clang::VarDecl *calledPointer(const clang::CallExpr *C);
 
 class ThreadIdentity {
 public:

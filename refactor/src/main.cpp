@@ -663,7 +663,7 @@ private:
     Run &R;
 };
 
-// --callee-facts FILE: {"on_caller": {NAME: WHY}, "wait": {NAME: WHY}}.
+// --callee-facts FILE: {"on_caller": {NAME: WHY}, "wait": {NAME: WHY}, "resolved": ["*NAME"]}.
 std::optional<std::string> readCalleeFacts(const std::string &Path, locktune::CalleeFacts &Out)
 {
     auto Buf = llvm::MemoryBuffer::getFile(Path);
@@ -689,6 +689,10 @@ std::optional<std::string> readCalleeFacts(const std::string &Path, locktune::Ca
             (*Map)[KV.first.str()] = Why->str();
         }
     }
+    if (const llvm::json::Array *Resolved = O->getArray("resolved"))
+        for (const llvm::json::Value &N : *Resolved)
+            if (llvm::Optional<llvm::StringRef> S = N.getAsString())
+                Out.Resolved.insert(S->str());
     return std::nullopt;
 }
 

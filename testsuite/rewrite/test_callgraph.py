@@ -67,3 +67,44 @@ def test_a_static_function_shadows_the_program_wide_one_in_its_file():
     )
     assert "uses_quiet" not in facts["on_caller"]
     assert facts["on_caller"]["uses_journal"].startswith("depends on its thread: uses_journal()")
+
+
+def ptr(name, file, targets=(), unknown=""):
+    return {"name": name, "file": file, "targets": list(targets), "unknown": unknown}
+
+
+def test_a_pointer_is_followed_to_what_each_file_assigns_it():
+    """memcached's `hash` is assigned one of two hash functions: following it, the sections
+    that hash stay off the caller; a pointer one of whose targets depends on its thread, or
+    that is assigned something other than a function, makes its callers depend on theirs."""
+    functions = [
+        fn("lookup", "items.c", ["*hash"]),
+        fn("jenkins", "hash.c", static=True),
+        fn("murmur", "murmur.c"),
+        fn("jenkins", "other.c", on_caller="calls pthread_self() (line 3)"),  # another file's
+        fn("who", "items.c", ["*get_id"]),
+        fn("self_id", "ids.c", static=True, on_caller="calls pthread_self() (line 7)"),
+        fn("hook", "items.c", ["*on_done"]),
+        fn("never", "items.c", ["*unset"]),
+    ]
+    pointers = [
+        ptr("hash", "hash.c", ["jenkins"]),  # hash.c's static jenkins, not other.c's
+        ptr("hash", "murmur.c", ["murmur"]),
+        ptr("get_id", "ids.c", ["self_id"]),
+        ptr(
+            "on_done",
+            "server.c",
+            ["jenkins"],
+            unknown="is assigned something other than a function (server.c:9)",
+        ),
+    ]
+    facts = close(functions, pointers)
+    bound = facts["on_caller"]
+    assert "lookup" not in bound and "*hash" not in bound
+    assert bound["who"] == (
+        "depends on its thread: who() -> (*get_id)() -> self_id() (ids.c: calls pthread_self() "
+        "(line 7))"
+    )
+    assert bound["hook"].startswith("depends on its thread: hook() -> (*on_done)() (server.c:")
+    assert facts["resolved"] == ["*get_id", "*hash", "*on_done"]  # not *unset: nobody assigns it
+    assert "never" not in bound  # the extraction is what treats an unresolved pointer as unknown
