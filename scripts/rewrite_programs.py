@@ -70,6 +70,11 @@ BUCKETS = [
     (r"variable arguments", "the section uses the function's variable arguments"),
     (r"overlap", "edits would overlap (kept, internal limit)"),
     (r"one branch only", "lock taken in one branch only"),
+    (
+        r"belongs to a conditional opened before|is closed after the section",
+        "a lock or unlock call in an #if group with other code",
+    ),
+    (r"depends on its thread", "errno / thread identity"),
 ]
 # Sections whose lock and unlock are not in one function: the target does not count them.
 NOT_ONE_FUNCTION = "the section begins or ends in another function"
