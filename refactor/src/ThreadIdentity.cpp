@@ -202,7 +202,10 @@ struct Scanner : RecursiveASTVisitor<Scanner> {
 
 const VarDecl *calledPointer(const CallExpr *C)
 {
-    const auto *D = dyn_cast<DeclRefExpr>(C->getCallee()->IgnoreParenImpCasts());
+    const Expr *Callee = C->getCallee()->IgnoreParenImpCasts();
+    if (const auto *U = dyn_cast<UnaryOperator>(Callee); U && U->getOpcode() == UO_Deref)
+        Callee = U->getSubExpr()->IgnoreParenImpCasts(); // (*hash)(key, n)
+    const auto *D = dyn_cast<DeclRefExpr>(Callee);
     const auto *V = D ? dyn_cast<VarDecl>(D->getDecl()) : nullptr;
     return V && V->isFileVarDecl() && V->getType()->isFunctionPointerType() ? V : nullptr;
 }

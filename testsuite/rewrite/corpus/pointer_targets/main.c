@@ -24,6 +24,15 @@ static void insert(const char *key)
     pthread_mutex_unlock(&table_lock);
 }
 
+static unsigned peek(const char *key)
+{
+    unsigned n;
+    pthread_mutex_lock(&table_lock);
+    n = buckets[(*hash)(key, strlen(key)) % 64];
+    pthread_mutex_unlock(&table_lock);
+    return n;
+}
+
 static void check_owner(pthread_t me)
 {
     pthread_mutex_lock(&owner_lock);
@@ -56,11 +65,14 @@ int main(void)
         total += buckets[b];
         most = buckets[b] > most ? buckets[b] : most;
     }
-    printf("inserted %u fullest %u mismatches %ld\n", total, most, mismatches);
+    printf("inserted %u fullest %u mismatches %ld key-0-0's bucket %u\n", total, most, mismatches,
+           peek("key-0-0"));
     return 0;
 }
-// EXTRACTED: 2
+// EXTRACTED: 3
 // CHECK: static void insert(const char *key)
 // CHECK: lt_execute(&table_lock, insert__cs1, &lt_cs1);
+// CHECK: static unsigned peek(const char *key)
+// CHECK: lt_execute(&table_lock, peek__cs1, &lt_cs1);
 // CHECK: static void check_owner(pthread_t me)
 // CHECK: lt_execute_ex(&owner_lock, check_owner__cs1, &lt_cs1, LT_EXEC_ON_CALLER);
