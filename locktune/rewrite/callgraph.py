@@ -83,7 +83,7 @@ def _called(name: str) -> str:
 
 def _pointer_nodes(pointers: list[dict]) -> list[dict]:
     """One node per pointer and assigning file: "*NAME" calling what that file assigns."""
-    nodes = [
+    return [
         {
             "name": "*" + p["name"],
             "file": p["file"],
@@ -94,4 +94,3 @@ def _pointer_nodes(pointers: list[dict]) -> list[dict]:
         }
         for p in pointers
     ]
-    return nodes

@@ -54,12 +54,6 @@ struct PointerTargets : RecursiveASTVisitor<PointerTargets> {
     std::map<std::string, std::string> Unknown;
     explicit PointerTargets(ASTContext &Ctx) : Ctx(Ctx) {}
 
-    static const VarDecl *pointerVar(const Expr *E)
-    {
-        const auto *D = dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts());
-        const auto *V = D ? dyn_cast<VarDecl>(D->getDecl()) : nullptr;
-        return V && V->isFileVarDecl() && V->getType()->isFunctionPointerType() ? V : nullptr;
-    }
     std::string where(SourceLocation L) const
     {
         const SourceManager &SM = Ctx.getSourceManager();
@@ -96,7 +90,7 @@ struct PointerTargets : RecursiveASTVisitor<PointerTargets> {
     bool VisitBinaryOperator(BinaryOperator *B)
     {
         if (B->getOpcode() == BO_Assign)
-            if (const VarDecl *V = pointerVar(B->getLHS()))
+            if (const VarDecl *V = fileScopePointer(B->getLHS()))
                 assigned(V, B->getRHS(), B->getExprLoc());
         return true;
     }
@@ -109,7 +103,7 @@ struct PointerTargets : RecursiveASTVisitor<PointerTargets> {
     bool VisitUnaryOperator(UnaryOperator *U)
     {
         if (U->getOpcode() == UO_AddrOf)
-            if (const VarDecl *V = pointerVar(U->getSubExpr()))
+            if (const VarDecl *V = fileScopePointer(U->getSubExpr()))
                 Unknown.emplace(V->getNameAsString(),
                                 "has its address taken (" + where(U->getOperatorLoc()) + ")");
         return true;

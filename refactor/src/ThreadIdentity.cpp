@@ -200,14 +200,19 @@ struct Scanner : RecursiveASTVisitor<Scanner> {
 
 } // namespace
 
+const VarDecl *fileScopePointer(const Expr *E)
+{
+    const auto *D = dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts());
+    const auto *V = D ? dyn_cast<VarDecl>(D->getDecl()) : nullptr;
+    return V && V->isFileVarDecl() && V->getType()->isFunctionPointerType() ? V : nullptr;
+}
+
 const VarDecl *calledPointer(const CallExpr *C)
 {
     const Expr *Callee = C->getCallee()->IgnoreParenImpCasts();
     if (const auto *U = dyn_cast<UnaryOperator>(Callee); U && U->getOpcode() == UO_Deref)
-        Callee = U->getSubExpr()->IgnoreParenImpCasts(); // (*hash)(key, n)
-    const auto *D = dyn_cast<DeclRefExpr>(Callee);
-    const auto *V = D ? dyn_cast<VarDecl>(D->getDecl()) : nullptr;
-    return V && V->isFileVarDecl() && V->getType()->isFunctionPointerType() ? V : nullptr;
+        Callee = U->getSubExpr(); // (*hash)(key, n)
+    return fileScopePointer(Callee);
 }
 
 std::string ThreadIdentity::where(const Stmt *S) const

@@ -56,8 +56,11 @@ struct CalleeFacts {
 // Library functions whose effect or result depends on the calling thread (pthread_self...).
 bool identityDependent(llvm::StringRef Name);
 
-// The file-scope function-pointer variable a call takes its callee from (`hash(key, n)`), or
-// null.
+// The file-scope function-pointer variable E names (`hash`), or null.
+const clang::VarDecl *fileScopePointer(const clang::Expr *E);
+
+// The file-scope function-pointer variable a call takes its callee from (`hash(key, n)`,
+// `(*hash)(key, n)`), or null.
 const clang::VarDecl *calledPointer(const clang::CallExpr *C);
 
 class ThreadIdentity {
